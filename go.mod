@@ -1,0 +1,3 @@
+module github.com/waitroom/waitroom
+
+go 1.26

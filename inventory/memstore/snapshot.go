@@ -1,0 +1,211 @@
+package memstore
+
+import (
+	"container/heap"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+
+	"github.com/waitroom/waitroom/inventory"
+)
+
+// A snapshot is an event's whole state as of a journal offset. Recovery
+// loads it and replays the journal from that offset, so snapshots only
+// shorten start-up; the journal alone is enough to rebuild any event.
+const snapshotFormat = 1
+
+type snapshotFile struct {
+	Format int                `json:"format"`
+	Event  string             `json:"event"`
+	Offset int64              `json:"offset"`
+	Def    inventory.EventDef `json:"def"`
+	Rows   [][]string         `json:"rows"`  // per section, per row: status bytes
+	Pools  [][2]int           `json:"pools"` // per pool: held, sold
+	Holds  []*hold            `json:"holds"`
+	Orders []*order           `json:"orders"`
+	Idem   []*idemRec         `json:"idem"`
+}
+
+// maybeSnapshot starts writing a snapshot when enough records have piled
+// up. Called with sl.mu held; the file is written without it.
+func (sl *slot) maybeSnapshot(s *Store) {
+	if sl.records < s.opts.SnapshotEvery || !sl.snap.CompareAndSwap(false, true) {
+		return
+	}
+	data, off := sl.encodeSnapshot()
+	b := sl.j.barrier()
+	sl.records = 0
+	sl.snapWG.Add(1)
+	go func() {
+		defer sl.snapWG.Done()
+		defer sl.snap.Store(false)
+		if b.wait(context.Background()) != nil {
+			return // the journal failed; the store is unusable anyway
+		}
+		if err := writeSnapshot(sl.dir, data, off); err != nil {
+			s.opts.Logger.Warn("memstore: writing snapshot failed; the journal still has everything", "event", sl.ev.id, "err", err)
+		}
+	}()
+}
+
+// encodeSnapshot serialises the event as of the journal's current end.
+func (sl *slot) encodeSnapshot() ([]byte, int64) {
+	e := sl.ev
+	f := snapshotFile{Format: snapshotFormat, Event: e.id, Offset: sl.j.appended(), Def: e.def,
+		Rows: make([][]string, len(e.sections)), Pools: make([][2]int, len(e.pools))}
+	for i, s := range e.sections {
+		f.Rows[i] = make([]string, len(s.rows))
+		for j, r := range s.rows {
+			f.Rows[i][j] = string(r.st)
+		}
+	}
+	for i, p := range e.pools {
+		f.Pools[i] = [2]int{p.held, p.sold}
+	}
+	for _, h := range e.holds {
+		f.Holds = append(f.Holds, h)
+	}
+	for _, o := range e.orders {
+		f.Orders = append(f.Orders, o)
+	}
+	for _, r := range e.idem {
+		f.Idem = append(f.Idem, r)
+	}
+	data, err := json.Marshal(&f)
+	if err != nil {
+		panic("memstore: encoding snapshot: " + err.Error()) // plain data: cannot fail
+	}
+	return data, f.Offset
+}
+
+// writeSnapshot replaces the snapshot atomically.
+func writeSnapshot(dir string, data []byte, off int64) error {
+	tmp := filepath.Join(dir, "snapshot.tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "snapshot")); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// readSnapshot loads an event's snapshot; a missing one yields nil and 0.
+func readSnapshot(dir, id string) (*event, int64, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "snapshot"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("memstore: %w", err)
+	}
+	var f snapshotFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, 0, fmt.Errorf("memstore: event %s: bad snapshot: %w", id, err)
+	}
+	if f.Format != snapshotFormat || f.Event != id || len(f.Rows) != len(f.Def.Sections) || len(f.Pools) != len(f.Def.GA) {
+		return nil, 0, fmt.Errorf("memstore: event %s: snapshot does not match its definition", id)
+	}
+	e := newEvent(id)
+	e.define(f.Def)
+	for i, s := range e.sections {
+		if len(f.Rows[i]) != len(s.rows) {
+			return nil, 0, fmt.Errorf("memstore: event %s: snapshot rows do not match the definition", id)
+		}
+		for j, r := range s.rows {
+			if len(f.Rows[i][j]) != len(r.st) {
+				return nil, 0, fmt.Errorf("memstore: event %s: snapshot row size does not match the definition", id)
+			}
+			copy(r.st, f.Rows[i][j])
+		}
+		s.recount()
+	}
+	for i, p := range e.pools {
+		p.held, p.sold = f.Pools[i][0], f.Pools[i][1]
+	}
+	for _, h := range f.Holds {
+		e.holds[h.ID] = h
+		switch h.Status {
+		case inventory.HoldHeld:
+			e.addUser(h.User, h.Qty)
+			heap.Push(&e.expiries, expiry{at: h.Expires, hold: h})
+		}
+	}
+	for _, o := range f.Orders {
+		e.orders[o.ID] = o
+		if h := e.holds[o.Hold]; h != nil {
+			o.Seats = h.Seats // share, as live operation does
+		}
+		if o.Status == inventory.OrderConfirmed {
+			e.addUser(o.User, o.Qty)
+		}
+	}
+	finished := slices.DeleteFunc(slices.Clone(f.Holds), func(h *hold) bool {
+		return h.Status != inventory.HoldReleased && h.Status != inventory.HoldExpired
+	})
+	slices.SortStableFunc(finished, func(a, b *hold) int { return cmpInt(a.Ended, b.Ended) })
+	for _, h := range finished {
+		e.finished.push(h)
+	}
+	slices.SortStableFunc(f.Idem, func(a, b *idemRec) int { return cmpInt(a.At, b.At) })
+	for _, r := range f.Idem {
+		e.idem[r.Key] = r
+		e.idemFIFO.push(r)
+	}
+	return e, f.Offset, nil
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// syncDir makes a directory's entries (new or renamed files) durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if e := d.Close(); err == nil {
+		err = e
+	}
+	return err
+}
+
+// lockDir takes an exclusive lock on dir so that two processes never
+// write the same journals.
+func lockDir(dir string) (func() error, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "LOCK"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("memstore: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("memstore: data directory %s is in use by another process", dir)
+	}
+	return f.Close, nil
+}
