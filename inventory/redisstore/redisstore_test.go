@@ -1,0 +1,54 @@
+package redisstore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/inventory"
+	"github.com/waitroom/waitroom/inventory/inventorytest"
+	"github.com/waitroom/waitroom/inventory/redisstore"
+)
+
+func newStore(t *testing.T, c redis.UniversalClient) *redisstore.Store {
+	t.Helper()
+	s, err := redisstore.New(context.Background(), redisstore.Options{Client: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{AppendOnly: true})
+	inventorytest.Run(t, inventorytest.Harness{
+		New: func(t *testing.T) inventory.Store { return newStore(t, srv.Client()) },
+		// Reopen crashes Redis (SIGKILL) and restarts it from its AOF.
+		Reopen: func(t *testing.T, s inventory.Store) inventory.Store {
+			srv.Restart()
+			return newStore(t, srv.Client())
+		},
+	})
+}
+
+func TestConformanceCluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
+	t.Cleanup(func() { c.Close() })
+	inventorytest.Run(t, inventorytest.Harness{
+		New: func(t *testing.T) inventory.Store { return newStore(t, c) },
+	})
+}
+
+func TestRequirePersistence(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{AppendOnly: false})
+	_, err := redisstore.New(context.Background(), redisstore.Options{Client: srv.Client(), RequirePersistence: true})
+	if err == nil {
+		t.Fatal("New accepted a Redis without persistence although it was required")
+	}
+	if _, err := redisstore.New(context.Background(), redisstore.Options{Client: srv.Client()}); err != nil {
+		t.Fatalf("without the requirement New must only warn: %v", err)
+	}
+}
