@@ -2,11 +2,11 @@ package inventorytest
 
 import (
 	"context"
-	"math/rand/v2"
 	crand "crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"

@@ -249,9 +249,9 @@ func (s *Store) unavailable(err error) error {
 
 // txn is one locked step on an event.
 type txn struct {
-	s   *Store
-	sl  *slot
-	e   *event
+	s       *Store
+	sl      *slot
+	e       *event
 	now     int64
 	expired int   // holds expired before fn ran
 	err     error // sticky journal failure
