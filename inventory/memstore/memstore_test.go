@@ -37,3 +37,10 @@ func TestConformance(t *testing.T) {
 		},
 	})
 }
+
+func TestLinearizable(t *testing.T) {
+	s := open(t, t.TempDir())
+	for seed := range uint64(3) {
+		inventorytest.CheckLinearizable(t, s, inventorytest.LinearizabilityOptions{Clients: 6, OpsPerClient: 50, Seed: seed})
+	}
+}

@@ -52,3 +52,18 @@ func TestRequirePersistence(t *testing.T) {
 		t.Fatalf("without the requirement New must only warn: %v", err)
 	}
 }
+
+func TestLinearizable(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{AppendOnly: true})
+	s := newStore(t, srv.Client())
+	for seed := range uint64(3) {
+		inventorytest.CheckLinearizable(t, s, inventorytest.LinearizabilityOptions{Clients: 6, OpsPerClient: 50, Seed: seed})
+	}
+}
+
+func TestLinearizableCluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
+	t.Cleanup(func() { c.Close() })
+	inventorytest.CheckLinearizable(t, newStore(t, c), inventorytest.LinearizabilityOptions{Clients: 6, OpsPerClient: 50, Seed: 42})
+}

@@ -1,0 +1,565 @@
+package inventorytest
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/waitroom/waitroom/inventory"
+)
+
+// The linearizability check drives a store with concurrent clients
+// fighting over a few hot seats and a small GA pool (holds with short and
+// long TTLs, confirms, releases, cancels and reads), records the history,
+// and asks porcupine whether some sequential order of the operations,
+// consistent with real time, explains every result under the model below.
+//
+// Time is part of the specification: a hold is live while its expiry is
+// after the moment an operation takes effect. The model therefore carries
+// a lower bound on that moment; each operation takes effect at some t
+// within its call and return times (and not before the previous one), and
+// results that carry a server timestamp (a hold's creation, an order's
+// confirmation or cancellation) pin t to it.
+
+// LinearizabilityOptions size the run.
+type LinearizabilityOptions struct {
+	Clients      int
+	OpsPerClient int
+	Seed         uint64
+}
+
+// linSeats and linPool define the contested event.
+var linSeats = []string{"H-1-1", "H-1-2", "H-1-3", "H-1-4"}
+
+const (
+	linPoolCap = 3
+	linLimit   = 3
+)
+
+// LinearizabilityEvent is the plan the check runs on.
+func LinearizabilityEvent() inventory.EventDef {
+	return inventory.EventDef{
+		Sections: []inventory.Section{{ID: "H", Rows: []inventory.Row{{ID: "1", Seats: len(linSeats)}}}},
+		GA:       []inventory.Pool{{ID: "G", Capacity: linPoolCap}},
+		Limits:   inventory.Limits{PerUser: linLimit},
+	}
+}
+
+type linKind int
+
+const (
+	linHold linKind = iota
+	linHoldGA
+	linConfirm
+	linRelease
+	linCancel
+	linGet
+	linAvail
+)
+
+type linInput struct {
+	Kind      linKind
+	User      string
+	Seats     []string
+	Qty       int
+	TTL       int64 // ms
+	Hold      string
+	Order     string
+	Call, Ret int64 // ms, widened by one on each side
+}
+
+type linOutput struct {
+	Code   string // "" for success, else the error code
+	Hold   string
+	Order  string
+	At     int64 // server time of the result: hold creation, order confirmation or cancellation
+	Exp    int64
+	Status string
+	Seats  []string
+	Counts [2]inventory.Counts // section H, pool G
+}
+
+type linHoldState struct {
+	user   string
+	seats  []string
+	qty    int
+	ga     bool
+	exp    int64
+	status inventory.HoldStatus // held, confirmed or released; expired is derived
+	order  string
+}
+
+type linOrderState struct {
+	hold      string
+	cancelled bool
+	at        int64 // confirmed at
+	cxAt      int64 // cancelled at
+}
+
+type linState struct {
+	lb     int64
+	holds  map[string]linHoldState
+	orders map[string]linOrderState
+}
+
+func (s linState) clone() linState {
+	n := linState{lb: s.lb, holds: make(map[string]linHoldState, len(s.holds)+1), orders: make(map[string]linOrderState, len(s.orders)+1)}
+	for k, v := range s.holds {
+		n.holds[k] = v
+	}
+	for k, v := range s.orders {
+		n.orders[k] = v
+	}
+	return n
+}
+
+func (h linHoldState) live(t int64) bool { return h.status == inventory.HoldHeld && h.exp > t }
+
+// occupancy derives, at time t, the held and sold seats, GA places and
+// each user's count.
+func (s linState) occupancy(t int64) (held, sold map[string]bool, gaHeld, gaSold int, users map[string]int) {
+	held, sold, users = map[string]bool{}, map[string]bool{}, map[string]int{}
+	for _, h := range s.holds {
+		active := h.live(t) || (h.status == inventory.HoldConfirmed && !s.orders[h.order].cancelled)
+		if !active {
+			continue
+		}
+		users[h.user] += h.qty
+		isSold := h.status == inventory.HoldConfirmed
+		if h.ga {
+			if isSold {
+				gaSold += h.qty
+			} else {
+				gaHeld += h.qty
+			}
+			continue
+		}
+		for _, seat := range h.seats {
+			if isSold {
+				sold[seat] = true
+			} else {
+				held[seat] = true
+			}
+		}
+	}
+	return
+}
+
+// step checks out against the model at time t and returns the new state.
+func (s linState) step(t int64, in linInput, out linOutput) (bool, linState) {
+	held, sold, gaHeld, gaSold, users := s.occupancy(t)
+	switch in.Kind {
+	case linHold, linHoldGA:
+		qty := len(in.Seats)
+		if in.Kind == linHoldGA {
+			qty = in.Qty
+		}
+		if users[in.User]+qty > linLimit {
+			return out.Code == "user_limit", s
+		}
+		if in.Kind == linHold {
+			var taken []string
+			for _, seat := range in.Seats {
+				if held[seat] || sold[seat] {
+					taken = append(taken, seat)
+				}
+			}
+			if len(taken) > 0 {
+				return out.Code == "seat_unavailable" && slices.Equal(out.Seats, taken), s
+			}
+		} else {
+			free := linPoolCap - gaHeld - gaSold
+			switch {
+			case free == 0:
+				return out.Code == "sold_out", s
+			case free < qty:
+				return out.Code == "not_enough_seats", s
+			}
+		}
+		if out.Code != "" || out.At != t || out.Exp != t+in.TTL {
+			return false, s
+		}
+		if _, dup := s.holds[out.Hold]; dup || out.Hold == "" {
+			return false, s
+		}
+		n := s.clone()
+		n.holds[out.Hold] = linHoldState{user: in.User, seats: in.Seats, qty: qty, ga: in.Kind == linHoldGA,
+			exp: out.Exp, status: inventory.HoldHeld}
+		return true, n
+
+	case linConfirm:
+		h, ok := s.holds[in.Hold]
+		if !ok {
+			return out.Code == "hold_not_found", s
+		}
+		switch {
+		case h.status == inventory.HoldConfirmed:
+			if s.orders[h.order].cancelled {
+				return out.Code == "order_cancelled", s
+			}
+			return out.Code == "" && out.Order == h.order && out.At == s.orders[h.order].at, s
+		case h.status == inventory.HoldReleased:
+			return out.Code == "hold_released", s
+		case !h.live(t):
+			return out.Code == "hold_expired", s
+		}
+		if out.Code != "" || out.At != t || out.Order == "" {
+			return false, s
+		}
+		if _, dup := s.orders[out.Order]; dup {
+			return false, s
+		}
+		n := s.clone()
+		h.status, h.order = inventory.HoldConfirmed, out.Order
+		n.holds[in.Hold] = h
+		n.orders[out.Order] = linOrderState{hold: in.Hold, at: t}
+		return true, n
+
+	case linRelease:
+		h, ok := s.holds[in.Hold]
+		if !ok {
+			return out.Code == "hold_not_found", s
+		}
+		switch {
+		case h.status == inventory.HoldConfirmed:
+			return out.Code == "hold_confirmed", s
+		case h.status == inventory.HoldReleased:
+			return out.Code == "" && out.Status == string(inventory.HoldReleased), s
+		case !h.live(t):
+			return out.Code == "" && out.Status == string(inventory.HoldExpired), s
+		}
+		if out.Code != "" || out.Status != string(inventory.HoldReleased) {
+			return false, s
+		}
+		n := s.clone()
+		h.status = inventory.HoldReleased
+		n.holds[in.Hold] = h
+		return true, n
+
+	case linCancel:
+		o, ok := s.orders[in.Order]
+		if !ok {
+			return out.Code == "order_not_found", s
+		}
+		if o.cancelled {
+			return out.Code == "" && out.Status == string(inventory.OrderCancelled) && out.At == o.cxAt, s
+		}
+		if out.Code != "" || out.Status != string(inventory.OrderCancelled) || out.At != t {
+			return false, s
+		}
+		n := s.clone()
+		o.cancelled, o.cxAt = true, t
+		n.orders[in.Order] = o
+		return true, n
+
+	case linGet:
+		h, ok := s.holds[in.Hold]
+		if !ok {
+			return out.Code == "hold_not_found", s
+		}
+		status := h.status
+		if status == inventory.HoldHeld && !h.live(t) {
+			status = inventory.HoldExpired
+		}
+		return out.Code == "" && out.Status == string(status) && out.Order == h.order, s
+
+	case linAvail:
+		want := [2]inventory.Counts{
+			{Available: len(linSeats) - len(held) - len(sold), Held: len(held), Sold: len(sold)},
+			{Available: linPoolCap - gaHeld - gaSold, Held: gaHeld, Sold: gaSold},
+		}
+		return out.Code == "" && out.Counts == want, s
+	}
+	return false, s
+}
+
+// linModel is the porcupine model. A step tries every moment in the
+// operation's window at which the set of live holds changes (and the
+// result's own timestamp) and takes the earliest that explains the result.
+var linModel = porcupine.Model{
+	Init: func() any { return linState{holds: map[string]linHoldState{}, orders: map[string]linOrderState{}} },
+	Step: func(state, input, output any) (bool, any) {
+		s, in, out := state.(linState), input.(linInput), output.(linOutput)
+		lo, hi := max(in.Call, s.lb), in.Ret
+		if lo > hi {
+			return false, s
+		}
+		cands := []int64{lo}
+		if out.At >= lo && out.At <= hi {
+			cands = append(cands, out.At)
+		}
+		for _, h := range s.holds {
+			if h.status == inventory.HoldHeld && h.exp > lo && h.exp <= hi {
+				cands = append(cands, h.exp)
+			}
+		}
+		slices.Sort(cands)
+		for _, t := range slices.Compact(cands) {
+			// States are values whose maps are only ever replaced (see
+			// clone), so setting lb on the copy leaves s untouched.
+			if ok, n := s.step(t, in, out); ok {
+				n.lb = t
+				return true, n
+			}
+		}
+		return false, s
+	},
+	Equal: func(a, b any) bool {
+		x, y := a.(linState), b.(linState)
+		return x.lb == y.lb && sameState(x, y)
+	},
+	Hash: func(state any) uint64 {
+		s := state.(linState)
+		h := fnv.New64a()
+		fmt.Fprint(h, s.lb, len(s.holds), len(s.orders))
+		keys := make([]string, 0, len(s.holds))
+		for k := range s.holds {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprint(h, k, s.holds[k].status)
+		}
+		return h.Sum64()
+	},
+	DescribeOperation: func(input, output any) string {
+		in, out := input.(linInput), output.(linOutput)
+		names := []string{"hold", "holdGA", "confirm", "release", "cancel", "get", "avail"}
+		res := out.Code
+		if res == "" {
+			res = "ok " + out.Hold + out.Order + out.Status
+		}
+		return fmt.Sprintf("%s(%s %v %d %s%s) -> %s", names[in.Kind], in.User, in.Seats, in.Qty, in.Hold, in.Order, res)
+	},
+}
+
+func sameState(x, y linState) bool {
+	if len(x.holds) != len(y.holds) || len(x.orders) != len(y.orders) {
+		return false
+	}
+	for k, v := range x.holds {
+		w, ok := y.holds[k]
+		if !ok || v.status != w.status || v.order != w.order || v.exp != w.exp {
+			return false
+		}
+	}
+	for k, v := range x.orders {
+		if y.orders[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckLinearizable runs concurrent clients against s and fails t unless
+// porcupine finds the history linearizable under the model.
+func CheckLinearizable(t *testing.T, s inventory.Store, opts LinearizabilityOptions) {
+	t.Helper()
+	ops := RecordHistory(t, s, opts)
+	cov := Coverage(ops)
+	for _, want := range []string{"hold ok", "hold seat_unavailable", "confirm ok", "confirm hold_expired", "release ok"} {
+		if cov[want] == 0 {
+			t.Errorf("the history never saw %q; coverage: %v", want, cov)
+		}
+	}
+	res, info := porcupine.CheckOperationsVerbose(linModel, ops, 2*time.Minute)
+	switch res {
+	case porcupine.Ok:
+		t.Logf("linearizable: %d operations; outcomes: %v", len(ops), cov)
+	case porcupine.Illegal:
+		path := filepath.Join(os.TempDir(), fmt.Sprintf("waitroom-linearizability-%d.html", time.Now().UnixNano()))
+		if err := porcupine.VisualizePath(linModel, info, path); err == nil {
+			t.Errorf("history of %d operations is NOT linearizable; visualisation: %s", len(ops), path)
+		} else {
+			t.Errorf("history of %d operations is NOT linearizable", len(ops))
+		}
+	default:
+		t.Errorf("porcupine could not decide within its time limit (%d operations)", len(ops))
+	}
+}
+
+// Coverage counts a history's outcomes by operation and result code
+// ("confirm hold_expired"), to show what a run exercised.
+func Coverage(ops []porcupine.Operation) map[string]int {
+	names := []string{"hold", "holdGA", "confirm", "release", "cancel", "get", "avail"}
+	out := map[string]int{}
+	for _, op := range ops {
+		in, o := op.Input.(linInput), op.Output.(linOutput)
+		code := o.Code
+		if code == "" {
+			code = "ok"
+		}
+		out[names[in.Kind]+" "+code]++
+		if in.Kind == linGet && o.Status == string(inventory.HoldExpired) {
+			out["get expired"]++
+		}
+	}
+	return out
+}
+
+// Linearizable reports porcupine's verdict on a recorded history.
+func Linearizable(ops []porcupine.Operation) porcupine.CheckResult {
+	res, _ := porcupine.CheckOperationsVerbose(linModel, ops, 2*time.Minute)
+	return res
+}
+
+// RecordHistory defines a fresh event on s and runs the clients against
+// it, returning the history. Any error a correct store may not return
+// fails t.
+func RecordHistory(t *testing.T, s inventory.Store, opts LinearizabilityOptions) []porcupine.Operation {
+	t.Helper()
+	if opts.Clients == 0 {
+		opts.Clients = 6
+	}
+	if opts.OpsPerClient == 0 {
+		opts.OpsPerClient = 40
+	}
+	ctx := context.Background()
+	ev := NewEventID()
+	if _, err := s.PutEvent(ctx, ev, LinearizabilityEvent(), "lin"); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu     sync.Mutex
+		ops    []porcupine.Operation
+		holds  []string
+		orders []string
+		wg     sync.WaitGroup
+	)
+	pick := func(rng *rand.Rand, list *[]string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(*list) == 0 {
+			return "hld_none"
+		}
+		// Favour recent ids: that is where the races are.
+		n := len(*list)
+		return (*list)[n-1-rng.IntN(min(n, 6))]
+	}
+	for c := range opts.Clients {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(opts.Seed+uint64(c), 99))
+			user := fmt.Sprintf("u%d", c%4)
+			for range opts.OpsPerClient {
+				in := linInput{User: user}
+				r := rng.IntN(100)
+				switch {
+				case r < 35:
+					in.Kind = linHold
+					a := rng.IntN(len(linSeats))
+					in.Seats = []string{linSeats[a]}
+					if rng.IntN(2) == 0 && a+1 < len(linSeats) {
+						in.Seats = append(in.Seats, linSeats[a+1])
+					}
+				case r < 45:
+					in.Kind, in.Qty = linHoldGA, 1+rng.IntN(2)
+				case r < 65:
+					in.Kind, in.Hold = linConfirm, pick(rng, &holds)
+				case r < 78:
+					in.Kind, in.Hold = linRelease, pick(rng, &holds)
+				case r < 84:
+					in.Kind, in.Order = linCancel, pick(rng, &orders)
+					if in.Order == "hld_none" {
+						in.Order = "ord_none"
+					}
+				case r < 94:
+					in.Kind, in.Hold = linGet, pick(rng, &holds)
+				default:
+					in.Kind = linAvail
+				}
+				switch rng.IntN(3) {
+				case 0:
+					in.TTL = 15
+				case 1:
+					in.TTL = 40
+				default:
+					in.TTL = 60_000
+				}
+				call := time.Now()
+				out, err := runLin(ctx, s, ev, in)
+				ret := time.Now()
+				if err != nil {
+					t.Errorf("%v: %v", in.Kind, err)
+					return
+				}
+				in.Call, in.Ret = call.UnixMilli()-1, ret.UnixMilli()+1
+				mu.Lock()
+				ops = append(ops, porcupine.Operation{ClientId: c, Input: in, Call: call.UnixNano(), Output: out, Return: ret.UnixNano()})
+				if out.Code == "" && out.Hold != "" && (in.Kind == linHold || in.Kind == linHoldGA) {
+					holds = append(holds, out.Hold)
+				}
+				if out.Code == "" && in.Kind == linConfirm {
+					orders = append(orders, out.Order)
+				}
+				mu.Unlock()
+				// Pauses let short holds run out while others still
+				// reach for them: that is where expiry races live.
+				if rng.IntN(3) == 0 {
+					time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return ops
+}
+
+// runLin performs one operation and converts its result.
+func runLin(ctx context.Context, s inventory.Store, ev string, in linInput) (linOutput, error) {
+	var out linOutput
+	var err error
+	switch in.Kind {
+	case linHold, linHoldGA:
+		req := inventory.HoldRequest{User: in.User, Seats: in.Seats, TTL: time.Duration(in.TTL) * time.Millisecond}
+		if in.Kind == linHoldGA {
+			req.Seats, req.GA = nil, &inventory.GARequest{Pool: "G", Quantity: in.Qty}
+		}
+		var h inventory.Hold
+		h, err = s.Hold(ctx, ev, req)
+		out.Hold, out.At, out.Exp = h.ID, h.CreatedAt.UnixMilli(), h.ExpiresAt.UnixMilli()
+	case linConfirm:
+		var o inventory.Order
+		o, err = s.Confirm(ctx, ev, in.Hold, inventory.ConfirmRequest{})
+		out.Order, out.At = o.ID, o.ConfirmedAt.UnixMilli()
+	case linRelease:
+		var r inventory.Release
+		r, err = s.Release(ctx, ev, in.Hold, inventory.ReleaseRequest{})
+		out.Status = string(r.HoldStatus)
+	case linCancel:
+		var o inventory.Order
+		o, err = s.Cancel(ctx, ev, in.Order, inventory.CancelRequest{})
+		out.Status = string(o.Status)
+		if o.CancelledAt != nil {
+			out.At = o.CancelledAt.UnixMilli()
+		}
+	case linGet:
+		var h inventory.Hold
+		h, err = s.GetHold(ctx, ev, in.Hold)
+		out.Status, out.Order = string(h.Status), h.OrderID
+	case linAvail:
+		var a inventory.Availability
+		a, err = s.Availability(ctx, ev)
+		out.Counts = [2]inventory.Counts{a.Sections["H"], a.GA["G"].Counts}
+	}
+	if err != nil {
+		code := inventory.Code(err)
+		if code == "" || code == "unavailable" || code == "invalid_request" {
+			return out, err
+		}
+		out = linOutput{Code: code}
+		if code == "seat_unavailable" {
+			out.Seats = inventory.Details(err).Seats
+		}
+	}
+	return out, nil
+}
