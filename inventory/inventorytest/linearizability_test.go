@@ -256,4 +256,3 @@ func TestModelRejectsDoubleHold(t *testing.T) {
 		t.Fatalf("a hold after the first expired: %v, want Ok", got)
 	}
 }
-
