@@ -10,6 +10,11 @@ if not defined() then return reply(0, fail('event_not_found')) end
 sweep(-1)
 local replay = idem_check(key, fp)
 if replay then return replay end
+-- Hold ids are random; one that exists already means this call is a
+-- client's retry of a script whose reply was lost. Answer as the first
+-- run did instead of taking more seats under the same id.
+local prior = get_hold(id)
+if prior then return reply(0, ok_fields(prior, HOLD_FIELDS)) end
 
 local m = redis.call('HMGET', K.meta, 'ttl', 'limit')
 if ttl == 0 then ttl = tonumber(m[1]) end
