@@ -1,0 +1,162 @@
+package config
+
+import "time"
+
+// Config is the whole configuration file. Each section is one field; a
+// section the file leaves out keeps its defaults. A Config is plain data:
+// safe to read from several goroutines, not to change while others read.
+type Config struct {
+	// Waitroom's own log output.
+	Log Log `yaml:"log"`
+	// The seat-hold sidecar that origins call to hold, confirm and release
+	// seats (waitroom inventory).
+	Inventory Inventory `yaml:"inventory"`
+}
+
+// Log configures waitroom's own log output.
+type Log struct {
+	// Least severe level written: debug, info, warn or error.
+	Level LogLevel `yaml:"level"`
+	// Line format: text (key=value pairs) or json (one object per line).
+	Format LogFormat `yaml:"format"`
+}
+
+// LogLevel is a value of log.level.
+type LogLevel string
+
+// Values of log.level.
+const (
+	LevelDebug LogLevel = "debug"
+	LevelInfo  LogLevel = "info"
+	LevelWarn  LogLevel = "warn"
+	LevelError LogLevel = "error"
+)
+
+// LogFormat is a value of log.format.
+type LogFormat string
+
+// Values of log.format.
+const (
+	FormatText LogFormat = "text"
+	FormatJSON LogFormat = "json"
+)
+
+// Inventory configures the seat-hold sidecar.
+type Inventory struct {
+	// Address the sidecar's HTTP API listens on, host:port. Keep it on a
+	// private interface: only origins should reach it.
+	Listen string `yaml:"listen"`
+	// Bearer token every API request must carry. Take it from the
+	// environment (${WAITROOM_INVENTORY_TOKEN}), never write it inline; at
+	// least 16 characters (openssl rand -hex 32 makes a good one).
+	APIToken string `yaml:"api_token"`
+	// Run without a token, so anyone who reaches the listener can hold and
+	// sell seats. For tests and local development only.
+	InsecureNoAuth bool `yaml:"insecure_no_auth"`
+	// Where seat state lives: embedded (in this process, journaled to
+	// data_dir) or redis (shared by several sidecars).
+	Store StoreKind `yaml:"store"`
+	// Directory of the embedded store's journals and snapshots. It is
+	// created if missing and locked against a second process.
+	DataDir string `yaml:"data_dir"`
+	// Connection to Redis, used with store: redis.
+	Redis Redis `yaml:"redis"`
+	// Background expiry of holds whose time has passed. Only tidies up:
+	// an expired hold is treated as released even before it is reaped.
+	Reaper Reaper `yaml:"reaper"`
+	// How long an idempotency key is remembered, so that a retried
+	// request gets the first answer. At least 24h.
+	IdempotencyTTL Duration `yaml:"idempotency_ttl"`
+	// How long a released or expired hold can still be read.
+	HoldRetention Duration `yaml:"hold_retention"`
+	// Largest request body the API accepts, in bytes (1 KiB to 256 MiB).
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+}
+
+// StoreKind is a value of inventory.store.
+type StoreKind string
+
+// Values of inventory.store.
+const (
+	StoreEmbedded StoreKind = "embedded"
+	StoreRedis    StoreKind = "redis"
+)
+
+// Redis configures a connection to a standalone Redis or a Redis Cluster.
+type Redis struct {
+	// Standalone Redis as a URL, redis://host:port/db or rediss:// for
+	// TLS. Set this or cluster, not both.
+	URL string `yaml:"url"`
+	// Redis Cluster seed addresses, host:port each. Set this or url, not
+	// both.
+	Cluster []string `yaml:"cluster"`
+	// ACL user name; empty for the default user.
+	Username string `yaml:"username"`
+	// Password, from the environment (${REDIS_PASSWORD}); empty for none.
+	Password string `yaml:"password"`
+	// Refuse to start when Redis has appendonly off, so that a restart of
+	// Redis could lose sales; when false, such a Redis only gets a loud
+	// warning.
+	RequirePersistence bool `yaml:"require_persistence"`
+	// Connections per Redis node; 0 uses the client library's default
+	// (10 per CPU).
+	PoolSize int `yaml:"pool_size"`
+}
+
+// Reaper configures the background expiry of holds.
+type Reaper struct {
+	// Time between passes.
+	Interval Duration `yaml:"interval"`
+	// Most holds expired per event in one step of a pass (1 to 100000).
+	Batch int `yaml:"batch"`
+}
+
+// Defaults applied to every key a configuration file leaves out.
+const (
+	DefaultLogLevel  = LevelInfo
+	DefaultLogFormat = FormatText
+
+	DefaultInventoryListen  = "127.0.0.1:8082"
+	DefaultInventoryStore   = StoreEmbedded
+	DefaultInventoryDataDir = "./waitroom-data"
+	DefaultReapInterval     = time.Second
+	DefaultReapBatch        = 500
+	DefaultIdempotencyTTL   = 24 * time.Hour
+	DefaultHoldRetention    = time.Hour
+	DefaultMaxBodyBytes     = 8 << 20
+)
+
+// Limits that Validate enforces.
+const (
+	MinAPITokenLength = 16
+	MinIdempotencyTTL = 24 * time.Hour
+	MinMaxBodyBytes   = 1 << 10
+	MaxMaxBodyBytes   = 256 << 20
+	MaxReapBatch      = 100_000
+)
+
+// Default returns a new Config holding every default. It is not valid on
+// its own: the inventory needs an api_token (or insecure_no_auth).
+func Default() *Config {
+	return &Config{
+		Log: Log{
+			Level:  DefaultLogLevel,
+			Format: DefaultLogFormat,
+		},
+		Inventory: Inventory{
+			Listen:  DefaultInventoryListen,
+			Store:   DefaultInventoryStore,
+			DataDir: DefaultInventoryDataDir,
+			Redis: Redis{
+				Cluster: []string{},
+			},
+			Reaper: Reaper{
+				Interval: Duration(DefaultReapInterval),
+				Batch:    DefaultReapBatch,
+			},
+			IdempotencyTTL: Duration(DefaultIdempotencyTTL),
+			HoldRetention:  Duration(DefaultHoldRetention),
+			MaxBodyBytes:   DefaultMaxBodyBytes,
+		},
+	}
+}

@@ -1,0 +1,124 @@
+package config
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// fixtureEnv is the environment the fixtures see. Every value holding
+// SECRET must never appear in an error.
+var fixtureEnv = map[string]string{
+	"WAITROOM_INVENTORY_TOKEN": "tok-0123456789abcdef-SECRET",
+	"REDIS_PASSWORD":           "redis-pw-SECRET",
+	"EMPTY":                    "",
+	"INJECT":                   "tok-0123456789abcdef\ninsecure_no_auth: true",
+	"SHORT_TOKEN":              "short",
+	"REDIS_URL_WITH_PASSWORD":  "redis://admin:url-pw-SECRET@10.0.0.9:6379/0",
+	"REDIS_URL_BROKEN":         "redis://user:broken-pw-SECRET@host:port/0",
+}
+
+func lookupIn(env map[string]string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		v, ok := env[name]
+		return v, ok
+	}
+}
+
+// parseAndValidate is what check-config does: the parse errors if any,
+// else the validation errors.
+func parseAndValidate(data []byte, env map[string]string) (*Config, error) {
+	c, err := Parse(data, lookupIn(env))
+	if err != nil {
+		return nil, err
+	}
+	return c, Validate(c)
+}
+
+// TestGoodFixtures parses and validates every testdata/good/*.yaml and
+// compares the decoded Config with its .golden file.
+func TestGoodFixtures(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("testdata/good/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := parseAndValidate(data, fixtureEnv)
+			if err != nil {
+				t.Fatalf("want valid, got:\n%v", err)
+			}
+			got, err := yaml.Marshal(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, strings.TrimSuffix(file, ".yaml")+".golden", got)
+		})
+	}
+}
+
+// TestBadFixtures checks that every testdata/bad/*.yaml fails with the
+// text in its .err file, and that no secret leaks into that text.
+func TestBadFixtures(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("testdata/bad/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = parseAndValidate(data, fixtureEnv)
+			if err == nil {
+				t.Fatal("want an error, got a valid configuration")
+			}
+			text := err.Error()
+			if strings.Contains(text, "SECRET") {
+				t.Errorf("a secret from the environment leaks into the error:\n%s", text)
+			}
+			for _, p := range Problems(err) {
+				if strings.Contains(p.Msg, "\n") {
+					t.Errorf("problem spans lines: %q", p.Msg)
+				}
+			}
+			golden(t, strings.TrimSuffix(file, ".yaml")+".err", []byte(text+"\n"))
+		})
+	}
+}
+
+// golden compares got with the file, or rewrites the file under -update.
+func golden(t *testing.T, file string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(file, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/config -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (run go test ./internal/config -update if the change is intended)\ngot:\n%s\nwant:\n%s", file, got, want)
+	}
+}

@@ -1,0 +1,189 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Validate checks c and returns every problem it finds, each an *Error
+// with its key path ("inventory.redis.url: must be a redis:// or rediss://
+// URL"), joined with errors.Join; nil when c is valid. It never changes c,
+// and it never puts a secret (token, password) in a message.
+func Validate(c *Config) error {
+	if c == nil {
+		return &Error{Msg: "no configuration (nil)"}
+	}
+	var v validator
+	v.log("log", c.Log)
+	v.inventory("inventory", &c.Inventory)
+	return errors.Join(v.errs...)
+}
+
+// validator collects problems. Each section has a method taking the
+// section's path, so a section inside a list checks the same way:
+// v.inventory(fmt.Sprintf("events[%d].inventory", i), ...).
+type validator struct {
+	errs []error
+}
+
+func (v *validator) fail(path, format string, args ...any) {
+	v.errs = append(v.errs, errorf(0, path, format, args...))
+}
+
+func (v *validator) log(path string, l Log) {
+	switch l.Level {
+	case LevelDebug, LevelInfo, LevelWarn, LevelError:
+	default:
+		v.fail(path+".level", "must be debug, info, warn or error (got %q)", l.Level)
+	}
+	switch l.Format {
+	case FormatText, FormatJSON:
+	default:
+		v.fail(path+".format", "must be text or json (got %q)", l.Format)
+	}
+}
+
+func (v *validator) inventory(path string, inv *Inventory) {
+	v.listenAddr(path+".listen", inv.Listen)
+
+	token := path + ".api_token"
+	switch t := inv.APIToken; {
+	case t == "" && !inv.InsecureNoAuth:
+		v.fail(token, "set %s (e.g. from ${WAITROOM_INVENTORY_TOKEN}) or insecure_no_auth: true", token)
+	case t == "":
+	case inv.InsecureNoAuth:
+		v.fail(path+".insecure_no_auth", "is true while api_token is set: remove one of them")
+	case strings.TrimFunc(t, unicode.IsSpace) != t:
+		v.fail(token, "starts or ends with white space (a trailing newline from a secrets file?)")
+	case strings.IndexFunc(t, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0:
+		v.fail(token, "must be printable ASCII without spaces: it travels in an HTTP header")
+	case len(t) < MinAPITokenLength:
+		v.fail(token, "must be at least %d characters (got %d); openssl rand -hex 32 makes a good one", MinAPITokenLength, len(t))
+	}
+
+	switch inv.Store {
+	case StoreEmbedded:
+		if inv.DataDir == "" {
+			v.fail(path+".data_dir", "must be set with store: embedded")
+		}
+	case StoreRedis:
+		if inv.Redis.URL == "" && len(inv.Redis.Cluster) == 0 {
+			v.fail(path+".redis", "set url (standalone Redis) or cluster (Redis Cluster seed addresses) with store: redis")
+		}
+	default:
+		v.fail(path+".store", "must be embedded or redis (got %q)", inv.Store)
+	}
+	v.redis(path+".redis", &inv.Redis)
+
+	v.positive(path+".reaper.interval", inv.Reaper.Interval)
+	if b := inv.Reaper.Batch; b < 1 || b > MaxReapBatch {
+		v.fail(path+".reaper.batch", "must be between 1 and %d (got %d)", MaxReapBatch, b)
+	}
+	if d := inv.IdempotencyTTL; d < Duration(MinIdempotencyTTL) {
+		v.fail(path+".idempotency_ttl", "must be at least %s, so that a client's retries the next day still find their key (got %s)", Duration(MinIdempotencyTTL), d)
+	}
+	v.positive(path+".hold_retention", inv.HoldRetention)
+	if n := inv.MaxBodyBytes; n < MinMaxBodyBytes || n > MaxMaxBodyBytes {
+		v.fail(path+".max_body_bytes", "must be between %d (1 KiB) and %d (256 MiB) (got %d)", MinMaxBodyBytes, MaxMaxBodyBytes, n)
+	}
+}
+
+// redis checks every Redis setting that is given, whichever store is
+// chosen: a bad URL is wrong even before it is used.
+func (v *validator) redis(path string, r *Redis) {
+	if r.URL != "" && len(r.Cluster) > 0 {
+		v.fail(path, "set url or cluster, not both")
+	}
+	if r.URL != "" {
+		v.redisURL(path+".url", r)
+	}
+	seen := make(map[string]int, len(r.Cluster))
+	for i, addr := range r.Cluster {
+		p := fmt.Sprintf("%s.cluster[%d]", path, i)
+		if err := hostPort(addr, false); err != nil {
+			v.fail(p, "must be host:port, such as 10.0.0.5:6379 (%v)", err)
+			continue
+		}
+		if j, dup := seen[addr]; dup {
+			v.fail(p, "repeats cluster[%d]", j)
+			continue
+		}
+		seen[addr] = i
+	}
+	if r.PoolSize < 0 {
+		v.fail(path+".pool_size", "must be 0 (the client's default) or more (got %d)", r.PoolSize)
+	}
+}
+
+func (v *validator) redisURL(path string, r *Redis) {
+	const want = "must be a redis:// or rediss:// URL"
+	// url.Parse's errors quote the whole URL, password and all: never
+	// show them.
+	u, err := url.Parse(r.URL)
+	if err != nil {
+		v.fail(path, "%s (it does not parse as a URL)", want)
+		return
+	}
+	if u.Scheme != "redis" && u.Scheme != "rediss" {
+		v.fail(path, "%s (got scheme %q)", want, u.Scheme)
+		return
+	}
+	// go-redis's own errors name the offending part, never the password.
+	opts, err := redis.ParseURL(r.URL)
+	if err != nil {
+		v.fail(path, "%s: %v", want, err)
+		return
+	}
+	if u.Host == "" {
+		v.fail(path, "%s with a host, such as redis://127.0.0.1:6379/0", want)
+	}
+	if opts.Password != "" && r.Password != "" {
+		v.fail(strings.TrimSuffix(path, ".url")+".password", "is set and url has a password too: keep one")
+	}
+	if opts.Username != "" && r.Username != "" {
+		v.fail(strings.TrimSuffix(path, ".url")+".username", "is set and url has a user name too: keep one")
+	}
+}
+
+func (v *validator) listenAddr(path, addr string) {
+	if err := hostPort(addr, true); err != nil {
+		v.fail(path, "must be host:port, such as 127.0.0.1:8082 (%v)", err)
+	}
+}
+
+func (v *validator) positive(path string, d Duration) {
+	if d <= 0 {
+		v.fail(path, "must be more than 0, such as %s (got %s)", Duration(time.Second), d)
+	}
+}
+
+// hostPort checks a host:port address with a numeric port. A listen
+// address may leave the host out (all interfaces) and use port 0 (any
+// free port); a remote address may not.
+func hostPort(addr string, listen bool) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("got %q", addr)
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	if !listen {
+		if host == "" {
+			return fmt.Errorf("the host is missing in %q", addr)
+		}
+		if n == 0 {
+			return errors.New("port 0")
+		}
+	}
+	return nil
+}
