@@ -1,0 +1,224 @@
+package api
+
+import (
+	"errors"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/waitroom/waitroom/inventory"
+)
+
+// Codes of errors the HTTP layer itself answers with, before or around the
+// store. The store's codes are inventory.Code's.
+const (
+	CodeUnauthorized         = "unauthorized"
+	CodeNotFound             = "not_found"
+	CodeMethodNotAllowed     = "method_not_allowed"
+	CodePayloadTooLarge      = "payload_too_large"
+	CodeUnsupportedMediaType = "unsupported_media_type"
+	CodeRequestTimeout       = "request_timeout"
+	CodeHeadersTooLarge      = "headers_too_large"
+	CodeInternal             = "internal_error"
+	// CodeInvalid and CodeUnavailable are the store's codes, used by the
+	// HTTP layer too (malformed input, storage failure).
+	CodeInvalid     = "invalid_request"
+	CodeUnavailable = "unavailable"
+)
+
+// errorStatus is the one table of error code → HTTP status. Every code the
+// API can answer with is here; the tests hold the table to every sentinel
+// in inventory/errors.go.
+var errorStatus = []struct {
+	code   string
+	status int
+}{
+	// The store's codes.
+	{"invalid_request", fasthttp.StatusBadRequest},
+	{"event_not_found", fasthttp.StatusNotFound},
+	{"section_not_found", fasthttp.StatusNotFound},
+	{"tier_not_found", fasthttp.StatusNotFound},
+	{"pool_not_found", fasthttp.StatusNotFound},
+	{"seat_not_found", fasthttp.StatusNotFound},
+	{"hold_not_found", fasthttp.StatusNotFound},
+	{"order_not_found", fasthttp.StatusNotFound},
+	{"seat_unavailable", fasthttp.StatusConflict},
+	{"sold_out", fasthttp.StatusConflict},
+	{"not_enough_seats", fasthttp.StatusConflict},
+	{"user_limit", fasthttp.StatusUnprocessableEntity},
+	{"hold_expired", fasthttp.StatusGone},
+	{"hold_released", fasthttp.StatusConflict},
+	{"hold_confirmed", fasthttp.StatusConflict},
+	{"order_cancelled", fasthttp.StatusConflict},
+	{"idempotency_mismatch", fasthttp.StatusUnprocessableEntity},
+	{"definition_conflict", fasthttp.StatusConflict},
+	{"unavailable", fasthttp.StatusServiceUnavailable},
+	// The HTTP layer's codes.
+	{CodeUnauthorized, fasthttp.StatusUnauthorized},
+	{CodeNotFound, fasthttp.StatusNotFound},
+	{CodeMethodNotAllowed, fasthttp.StatusMethodNotAllowed},
+	{CodePayloadTooLarge, fasthttp.StatusRequestEntityTooLarge},
+	{CodeUnsupportedMediaType, fasthttp.StatusUnsupportedMediaType},
+	{CodeRequestTimeout, fasthttp.StatusRequestTimeout},
+	{CodeHeadersTooLarge, fasthttp.StatusRequestHeaderFieldsTooLarge},
+	{CodeInternal, fasthttp.StatusInternalServerError},
+}
+
+// statusOf returns the HTTP status of an error code; an unknown code is a
+// bug and answers 500.
+func statusOf(code string) int {
+	for _, e := range errorStatus {
+		if e.code == code {
+			return e.status
+		}
+	}
+	return fasthttp.StatusInternalServerError
+}
+
+// unavailableMessage is all a client learns of a storage failure.
+const unavailableMessage = "the inventory store is unavailable"
+
+// apiError is an error response: a code, a message and the details of the
+// code (which fields apply depends on the code).
+type apiError struct {
+	code    string
+	message string
+	seats   []string // unavailable, unknown or blocking seats
+	pools   []string
+	limit   int
+	current int
+	avail   int
+	allow   string // Allow header of a 405
+}
+
+// storeError turns an error from the store into what the client may see.
+// ok is false for storage failures and errors the store should never
+// return (no sentinel): those must be logged, and the client gets only
+// "unavailable".
+func storeError(err error) (e apiError, ok bool) {
+	code := inventory.Code(err)
+	if code == "" || code == CodeUnavailable {
+		return apiError{code: CodeUnavailable, message: unavailableMessage}, false
+	}
+	d := inventory.Details(err)
+	e = apiError{code: code, message: d.Message, seats: d.Seats, pools: d.Pools,
+		limit: d.Limit, current: d.Current, avail: d.Available}
+	var ie *inventory.Error
+	if !errors.As(err, &ie) || e.message == "" {
+		// A bare or wrapped sentinel: its own text, never the wrapper's.
+		e.message = defaultMessage(code)
+	}
+	return e, true
+}
+
+// defaultMessage is the text of a code's sentinel, without the package
+// prefix ("seat unavailable").
+func defaultMessage(code string) string {
+	if s := inventory.FromCode(code); s != nil {
+		msg := s.Error()
+		const prefix = "inventory: "
+		if len(msg) > len(prefix) && msg[:len(prefix)] == prefix {
+			return msg[len(prefix):]
+		}
+		return msg
+	}
+	return code
+}
+
+// writeError writes e as the response. The body is appended by hand: the
+// error path must not cost an encoder per request.
+func writeError(ctx *fasthttp.RequestCtx, e apiError) {
+	status := statusOf(e.code)
+	ctx.Response.Reset()
+	ctx.SetStatusCode(status)
+	setJSONHeaders(ctx)
+	if e.allow != "" {
+		ctx.Response.Header.Set("Allow", e.allow)
+	}
+	if status == fasthttp.StatusUnauthorized {
+		ctx.Response.Header.Set("WWW-Authenticate", "Bearer")
+	}
+	var arr [512]byte
+	b := arr[:0]
+	b = append(b, `{"error":`...)
+	b = appendJSONString(b, e.code)
+	b = append(b, `,"message":`...)
+	b = appendJSONString(b, e.message)
+	switch e.code {
+	case "seat_unavailable":
+		b = appendJSONStrings(append(b, `,"unavailable":`...), e.seats)
+	case "seat_not_found":
+		b = appendJSONStrings(append(b, `,"unknown":`...), e.seats)
+	case "definition_conflict":
+		b = appendJSONStrings(append(b, `,"unavailable":`...), e.seats)
+		b = appendJSONStrings(append(b, `,"pools":`...), e.pools)
+	case "user_limit":
+		b = strconv.AppendInt(append(b, `,"limit":`...), int64(e.limit), 10)
+		b = strconv.AppendInt(append(b, `,"current":`...), int64(e.current), 10)
+	case "not_enough_seats":
+		b = strconv.AppendInt(append(b, `,"available":`...), int64(e.avail), 10)
+	}
+	b = append(b, "}\n"...)
+	ctx.Response.SetBody(b)
+}
+
+func invalid(message string) apiError { return apiError{code: CodeInvalid, message: message} }
+
+func setJSONHeaders(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.SetContentType("application/json")
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	ctx.Response.Header.Set("X-Content-Type-Options", "nosniff")
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes
+// U+FFFD; <, > and & are escaped as encoding/json does.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x7f:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}
+
+// appendJSONStrings appends a JSON array of strings; nil is [].
+func appendJSONStrings(b []byte, ss []string) []byte {
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, s)
+	}
+	return append(b, ']')
+}
