@@ -54,27 +54,42 @@ func Binary() (string, error) {
 // never skipped silently.
 func Start(tb testing.TB, opts Options) *Server {
 	tb.Helper()
-	bin, err := Binary()
+	if opts.Dir == "" {
+		opts.Dir = tb.TempDir()
+	}
+	s, err := Launch(opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	dir := opts.Dir
-	if dir == "" {
-		dir = tb.TempDir()
+	s.tb = tb
+	tb.Cleanup(s.Stop)
+	return s
+}
+
+// Launch runs a redis-server on a free loopback port (or opts.Port) in
+// opts.Dir; the caller stops it. It is Start for programs that are not
+// tests (the benchmarks).
+func Launch(opts Options) (*Server, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Dir == "" {
+		return nil, errors.New("redistest: Launch needs a data directory")
 	}
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		port := opts.Port
 		if port == 0 {
 			if port, err = FreePort(); err != nil {
-				tb.Fatal(err)
+				return nil, err
 			}
 		}
-		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, tb: tb}
+		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: opts.Dir}
 		s.args = []string{
-			"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+			"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", opts.Dir,
 			"--save", "", "--daemonize", "no", "--protected-mode", "yes",
-			"--logfile", filepath.Join(dir, "redis.log"),
+			"--logfile", filepath.Join(opts.Dir, "redis.log"),
 		}
 		if opts.AppendOnly {
 			s.args = append(s.args, "--appendonly", "yes", "--appendfsync", "always")
@@ -83,18 +98,16 @@ func Start(tb testing.TB, opts Options) *Server {
 		}
 		if opts.Cluster {
 			s.args = append(s.args, "--cluster-enabled", "yes", "--cluster-config-file",
-				filepath.Join(dir, "nodes.conf"), "--cluster-node-timeout", "5000")
+				filepath.Join(opts.Dir, "nodes.conf"), "--cluster-node-timeout", "5000")
 		}
 		if lastErr = s.start(bin); lastErr == nil {
-			tb.Cleanup(s.Stop)
-			return s
+			return s, nil
 		}
 		if opts.Port != 0 {
 			break
 		}
 	}
-	tb.Fatalf("starting redis-server: %v", lastErr)
-	return nil
+	return nil, fmt.Errorf("starting redis-server: %w", lastErr)
 }
 
 func (s *Server) start(bin string) error {
@@ -147,10 +160,13 @@ func (s *Server) logTail() string {
 // URL is the server's redis:// URL for database 0.
 func (s *Server) URL() string { return "redis://" + s.Addr + "/0" }
 
-// Client returns a client of the server, closed when the test ends.
+// Client returns a client of the server, closed when the test ends (for a
+// Launched server, when the caller closes it).
 func (s *Server) Client() *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr})
-	s.tb.Cleanup(func() { c.Close() })
+	if s.tb != nil {
+		s.tb.Cleanup(func() { c.Close() })
+	}
 	return c
 }
 
@@ -164,7 +180,8 @@ func (s *Server) Kill() {
 	s.cmd = nil
 }
 
-// Restart starts the server again on the same port and data directory.
+// Restart starts the server again on the same port and data directory;
+// it fails the test if it cannot (only for servers from Start).
 func (s *Server) Restart() {
 	s.tb.Helper()
 	s.Kill()
