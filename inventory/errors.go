@@ -28,7 +28,8 @@ var (
 	ErrIdempotencyMismatch = errors.New("inventory: idempotency key reused for a different request")
 	ErrDefinitionConflict  = errors.New("inventory: definition would drop held or sold inventory")
 	// ErrUnavailable means the store cannot serve requests (its journal
-	// failed, or its backend is unreachable). Nothing was changed.
+	// failed, or its backend is unreachable). The outcome of the request
+	// is unknown: retry it with the same idempotency key.
 	ErrUnavailable = errors.New("inventory: store unavailable")
 )
 
@@ -96,7 +97,7 @@ type Error struct {
 
 func (e *Error) Error() string {
 	msg := e.Message
-	if msg == "" {
+	if msg == "" && e.Kind != nil {
 		msg = strings.TrimPrefix(e.Kind.Error(), "inventory: ")
 	}
 	if len(e.Seats) > 0 {

@@ -51,6 +51,10 @@ type Store interface {
 	// treats such holds as expired.
 	Reap(ctx context.Context, event string, max int) (int, error)
 
+	// Ping reports whether the store can serve requests and make changes
+	// durable (for readiness checks); it changes nothing.
+	Ping(ctx context.Context) error
+
 	// Close releases the store's resources.
 	Close() error
 }

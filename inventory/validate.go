@@ -122,6 +122,11 @@ func ParseSeatID(id string) (section, row string, number int, ok bool) {
 	if len(num) == 0 || len(num) > 4 || num[0] == '0' {
 		return "", "", 0, false
 	}
+	for i := 0; i < len(num); i++ { // Atoi alone would take "+1"
+		if num[i] < '0' || num[i] > '9' {
+			return "", "", 0, false
+		}
+	}
 	n, err := strconv.Atoi(num)
 	if err != nil || n < 1 || n > MaxSeatsPerRow {
 		return "", "", 0, false
@@ -202,7 +207,7 @@ func (d *EventDef) Validate() error {
 	if d.Limits.PerUser < 0 || d.Limits.PerUser > MaxPerUserLimit {
 		p.add("limits.per_user", "must be between 0 (no limit) and %d", MaxPerUserLimit)
 	}
-	if d.HoldTTLSeconds < 0 || time.Duration(d.HoldTTLSeconds)*time.Second > MaxHoldTTL {
+	if d.HoldTTLSeconds < 0 || d.HoldTTLSeconds > int(MaxHoldTTL/time.Second) {
 		p.add("hold_ttl_seconds", "must be between 0 (default %d) and %d", int(DefaultHoldTTL/time.Second), int(MaxHoldTTL/time.Second))
 	}
 	return p.err()
@@ -296,8 +301,9 @@ func (r *HoldRequest) Validate() error {
 	if kinds != 1 {
 		p.add("request", "give exactly one of seats, best or ga")
 	}
-	if r.TTLSeconds < 0 || time.Duration(r.TTLSeconds)*time.Second > MaxHoldTTL {
-		p.add("ttl_seconds", "must be between 1 and %d", int(MaxHoldTTL/time.Second))
+	// Compare in seconds: multiplying first could overflow into a negative TTL.
+	if r.TTLSeconds < 0 || r.TTLSeconds > int(MaxHoldTTL/time.Second) {
+		p.add("ttl_seconds", "must be between 0 (the event's TTL) and %d", int(MaxHoldTTL/time.Second))
 	}
 	if r.TTL < 0 || r.TTL > MaxHoldTTL || (r.TTL > 0 && r.TTL < time.Millisecond) {
 		p.add("ttl", "must be between 1ms and %s", MaxHoldTTL)

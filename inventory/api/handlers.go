@@ -88,7 +88,7 @@ func (r *readiness) probe(store inventory.Store, base context.Context) bool {
 		r.wait = w
 		go func() {
 			ctx, cancel := context.WithTimeout(base, readyTimeout)
-			_, err := store.Events(ctx)
+			err := store.Ping(ctx)
 			cancel()
 			r.mu.Lock()
 			r.ok, r.wait = err == nil, nil
@@ -110,7 +110,7 @@ func (r *readiness) probe(store inventory.Store, base context.Context) bool {
 	}
 }
 
-// readyz is readiness: 200 when the store lists its events within
+// readyz is readiness: 200 when the store's Ping succeeds within
 // readyTimeout.
 func (s *Server) readyz(ctx *fasthttp.RequestCtx, _ params) {
 	if !s.ready.probe(s.store, s.base) {

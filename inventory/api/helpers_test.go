@@ -232,6 +232,13 @@ func (s *stubStore) Events(ctx context.Context) ([]string, error) {
 	}
 	return nil, s.err
 }
+func (s *stubStore) Ping(ctx context.Context) error {
+	if s.events != nil {
+		_, err := s.events(ctx)
+		return err
+	}
+	return s.err
+}
 func (s *stubStore) Hold(context.Context, string, inventory.HoldRequest) (inventory.Hold, error) {
 	return s.hold, s.err
 }

@@ -31,7 +31,7 @@ const (
 // context ends; then their store calls are cancelled and Serve returns.
 const ShutdownGrace = 10 * time.Second
 
-// readyTimeout is how quickly the store must list its events for /readyz.
+// readyTimeout is how quickly the store must answer Ping for /readyz.
 const readyTimeout = time.Second
 
 // Options configure a Server; New reads them once.

@@ -314,6 +314,12 @@ func (c *Client) Reap(ctx context.Context, event string, max int) (int, error) {
 	return 0, ErrReapNotSupported
 }
 
+// Ping asks the sidecar's /readyz whether its store can serve requests.
+func (c *Client) Ping(ctx context.Context) error {
+	_, err := c.do(ctx, call{method: http.MethodGet, path: "/readyz"}, nil)
+	return err
+}
+
 // Close closes idle connections. The client remains usable.
 func (c *Client) Close() error {
 	c.hc.CloseIdleConnections()

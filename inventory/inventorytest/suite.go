@@ -187,6 +187,9 @@ func testDefineAndGet(t *testing.T, s inventory.Store) {
 	if fmt.Sprint(again) != fmt.Sprint(got) {
 		t.Fatalf("Event = %+v, want %+v", again, got)
 	}
+	if err := s.Ping(ctx); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
 	ids, err := s.Events(ctx)
 	if err != nil || !slices.Contains(ids, id) {
 		t.Fatalf("Events = %v, %v; want it to contain %s", ids, err, id)

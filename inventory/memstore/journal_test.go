@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -80,5 +81,47 @@ func TestLockedDir(t *testing.T) {
 	defer s.Close()
 	if _, err := Open(Options{Dir: dir}); err == nil {
 		t.Fatal("a second store opened a locked data directory")
+	}
+}
+
+// TestJournalFailureIsSticky: once a write to the journal fails, the
+// store answers nothing more (it cannot tell what is durable) and Ping
+// says so, until it is restarted and recovers from what is on disk.
+func TestJournalFailureIsSticky(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := inventory.EventDef{Sections: []inventory.Section{{ID: "A", Rows: []inventory.Row{{ID: "1", Seats: 4}}}}}
+	if _, err := s.PutEvent(ctx, "ev", def, ""); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := s.Hold(ctx, "ev", inventory.HoldRequest{User: "u1", Seats: []string{"A-1-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.events["ev"].j.f.Close() // the next write fails, as a full or broken disk would
+	if _, err := s.Hold(ctx, "ev", inventory.HoldRequest{User: "u2", Seats: []string{"A-1-2"}}); !errors.Is(err, inventory.ErrUnavailable) {
+		t.Fatalf("hold after a failed write: %v, want unavailable", err)
+	}
+	if _, err := s.Availability(ctx, "ev"); !errors.Is(err, inventory.ErrUnavailable) {
+		t.Fatalf("read after a failed write: %v, want unavailable", err)
+	}
+	if err := s.Ping(ctx); !errors.Is(err, inventory.ErrUnavailable) {
+		t.Fatalf("Ping after a failed write: %v", err)
+	}
+	s.Close()
+	s, err = Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if h, err := s.GetHold(ctx, "ev", kept.ID); err != nil || h.Status != inventory.HoldHeld {
+		t.Fatalf("acknowledged hold after restart: %+v, %v", h, err)
+	}
+	if a, _ := s.Availability(ctx, "ev"); a.Held != 1 {
+		t.Fatalf("the failed hold survived: %+v", a)
 	}
 }

@@ -766,6 +766,22 @@ func (s *Store) SeatMap(ctx context.Context, id, sectionID string) (inventory.Se
 	return out, err
 }
 
+// Ping implements inventory.Store: it fails once the store is closed or
+// any event's journal has failed to write.
+func (s *Store) Ping(ctx context.Context) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return inventory.Errorf(inventory.ErrUnavailable, "the store is closed")
+	}
+	for id, sl := range s.events {
+		if err := sl.j.failed(); err != nil {
+			return &inventory.Error{Kind: inventory.ErrUnavailable, Message: "the journal of event " + id + " failed"}
+		}
+	}
+	return ctx.Err()
+}
+
 // Reap implements inventory.Store.
 func (s *Store) Reap(ctx context.Context, id string, max int) (int, error) {
 	if max <= 0 {

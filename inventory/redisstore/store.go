@@ -161,6 +161,14 @@ func (s *Store) checkPersistence(ctx context.Context, require bool) error {
 	return nil
 }
 
+// Ping implements inventory.Store.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.c.Ping(ctx).Err(); err != nil {
+		return s.unavailable(err)
+	}
+	return nil
+}
+
 // Close does nothing: the client belongs to the caller.
 func (s *Store) Close() error { return nil }
 
