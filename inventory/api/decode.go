@@ -1,207 +1,11 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"reflect"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/waitroom/waitroom/inventory"
 )
-
-// Request bodies are untrusted input. decodeStrict accepts exactly one JSON
-// object, valid UTF-8, whose keys are all known, unique and spelled exactly
-// as documented, with nothing after it. encoding/json alone would accept
-// duplicate keys (last wins), keys in any letter case (and some non-ASCII
-// look-alikes of ASCII letters), and replace invalid UTF-8 silently; two
-// parsers reading one body differently is how smuggling starts, so all of
-// that is refused here.
-
-// maxNesting bounds how deep a body's arrays and objects nest; the deepest
-// valid body (an event definition) nests four levels.
-const maxNesting = 16
-
-// maxKeys bounds the fields of one object; no documented object has
-// more than six, and the duplicate check is quadratic.
-const maxKeys = 16
-
-// maxMessageInput bounds how much of a decoder's complaint (which may quote
-// input) goes back to the client.
-const maxMessageInput = 200
-
-// decodeStrict decodes body into v (a pointer to a struct).
-func decodeStrict(body []byte, v any) error {
-	if !utf8.Valid(body) {
-		return errors.New("body: not valid UTF-8")
-	}
-	if err := checkShape(body); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return bodyError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("body: unexpected data after the JSON object")
-	}
-	return nil
-}
-
-// checkShape walks the body's tokens: one object at the top, keys unique
-// and from [a-z0-9_], nesting bounded, nothing after the object.
-func checkShape(body []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var stack []shapeFrame
-	top := 0 // top-level values seen
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			if top == 0 {
-				return errors.New("body: a JSON object is required")
-			}
-			return nil
-		}
-		if err != nil {
-			return bodyError(err)
-		}
-		if len(stack) == 0 {
-			if top > 0 {
-				return errors.New("body: unexpected data after the JSON object")
-			}
-			top++
-			if tok != json.Delim('{') {
-				return errors.New("body: must be a JSON object")
-			}
-			stack = append(stack, shapeFrame{object: true, wantKey: true})
-			continue
-		}
-		f := &stack[len(stack)-1]
-		if f.object && f.wantKey {
-			if tok == json.Delim('}') {
-				stack = stack[:len(stack)-1]
-				valueDone(stack)
-				continue
-			}
-			key, _ := tok.(string)
-			if !validKey(key) {
-				return fmt.Errorf("body: unknown field %s", quoteInput(key))
-			}
-			if len(f.keys) >= maxKeys {
-				return errors.New("body: too many fields in one object")
-			}
-			for _, k := range f.keys {
-				if k == key {
-					return fmt.Errorf("body: field %q given twice", key)
-				}
-			}
-			f.keys = append(f.keys, key)
-			f.wantKey = false
-			continue
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			if len(stack) >= maxNesting {
-				return errors.New("body: nested too deeply")
-			}
-			stack = append(stack, shapeFrame{object: tok == json.Delim('{'), wantKey: true})
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:len(stack)-1]
-			valueDone(stack)
-		default:
-			valueDone(stack)
-		}
-	}
-}
-
-// shapeFrame is one open array or object in checkShape.
-type shapeFrame struct {
-	object  bool
-	wantKey bool     // an object's next token is a key (or its end)
-	keys    []string // an object's keys so far
-}
-
-// valueDone notes that a value is complete: the innermost object, if any,
-// expects a key next.
-func valueDone(stack []shapeFrame) {
-	if n := len(stack); n > 0 && stack[n-1].object {
-		stack[n-1].wantKey = true
-	}
-}
-
-// validKey reports whether k is spelled like a documented field: 1-64
-// characters from [a-z0-9_].
-func validKey(k string) bool {
-	if len(k) == 0 || len(k) > 64 {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-// bodyError rewords a decoder error for the client: it names the field
-// and the expected type, never more than a little of the input.
-func bodyError(err error) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		return fmt.Errorf("body: malformed JSON at byte %d", syn.Offset)
-	case errors.As(err, &typ):
-		field := typ.Field
-		if field == "" {
-			field = "body"
-		}
-		return fmt.Errorf("body: %s must be %s, got JSON %s", field, typeName(typ.Type), truncateInput(typ.Value, 40))
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return errors.New("body: truncated JSON")
-	}
-	msg := strings.TrimPrefix(err.Error(), "json: ")
-	return errors.New("body: " + truncateInput(msg, maxMessageInput))
-}
-
-// truncateInput cuts s to at most n bytes (on a rune boundary).
-func truncateInput(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func typeName(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Int, reflect.Int64, reflect.Int32:
-		return "an integer in range"
-	case reflect.String:
-		return "a string"
-	case reflect.Slice:
-		return "an array"
-	case reflect.Struct:
-		return "an object"
-	}
-	return "a " + t.Kind().String()
-}
-
-func quoteInput(s string) string {
-	return fmt.Sprintf("%q", truncateInput(s, 64))
-}
 
 // Wire forms of the request bodies. Each lists exactly the fields a
 // client may send.
@@ -210,12 +14,76 @@ func quoteInput(s string) string {
 // because the wire carries ttl_ms (an extension for sub-second holds) and
 // must tell an absent TTL from a zero one.
 type holdBody struct {
-	User       string                 `json:"user"`
-	Seats      []string               `json:"seats"`
-	Best       *inventory.BestRequest `json:"best"`
-	GA         *inventory.GARequest   `json:"ga"`
-	TTLSeconds *int64                 `json:"ttl_seconds"`
-	TTLMillis  *int64                 `json:"ttl_ms"`
+	User       string
+	Seats      []string
+	Best       *inventory.BestRequest
+	GA         *inventory.GARequest
+	TTLSeconds *int64
+	TTLMillis  *int64
+}
+
+// decodeHold reads a hold body.
+func decodeHold(body []byte, b *holdBody) error {
+	return decodeBody(body, func(r *reader, key string) (err error) {
+		if r.null() {
+			return nil
+		}
+		switch key {
+		case "user":
+			b.User, err = r.str(key)
+		case "seats":
+			b.Seats, err = r.strings(key)
+		case "best":
+			b.Best = &inventory.BestRequest{}
+			err = r.object(key, func(r *reader, k string) (err error) {
+				if r.null() {
+					return nil
+				}
+				switch k {
+				case "section":
+					b.Best.Section, err = r.str("best.section")
+				case "tier":
+					b.Best.Tier, err = r.str("best.tier")
+				case "quantity":
+					var n int64
+					n, err = r.integer("best.quantity", -maxQuantity, maxQuantity)
+					b.Best.Quantity = int(n)
+				default:
+					err = unknownField(key, k)
+				}
+				return err
+			})
+		case "ga":
+			b.GA = &inventory.GARequest{}
+			err = r.object(key, func(r *reader, k string) (err error) {
+				if r.null() {
+					return nil
+				}
+				switch k {
+				case "pool":
+					b.GA.Pool, err = r.str("ga.pool")
+				case "quantity":
+					var n int64
+					n, err = r.integer("ga.quantity", -maxQuantity, maxQuantity)
+					b.GA.Quantity = int(n)
+				default:
+					err = unknownField(key, k)
+				}
+				return err
+			})
+		case "ttl_seconds":
+			var n int64
+			n, err = r.integer(key, -maxCount, maxCount)
+			b.TTLSeconds = &n
+		case "ttl_ms":
+			var n int64
+			n, err = r.integer(key, -maxCount, maxCount)
+			b.TTLMillis = &n
+		default:
+			err = unknownField("", key)
+		}
+		return err
+	})
 }
 
 // Bounds of the TTL fields, checked here (not only by the store) so that
@@ -246,6 +114,105 @@ func (b *holdBody) request() (inventory.HoldRequest, error) {
 // eventBody is PUT /v1/events/{event}: the definition itself.
 type eventBody = inventory.EventDef
 
+// decodeEvent reads an event definition.
+func decodeEvent(body []byte, d *eventBody) error {
+	intField := func(r *reader, path string, hi int64, dst *int) error {
+		n, err := r.integer(path, -hi, hi)
+		*dst = int(n)
+		return err
+	}
+	return decodeBody(body, func(r *reader, key string) (err error) {
+		if r.null() {
+			return nil
+		}
+		switch key {
+		case "sections":
+			d.Sections = []inventory.Section{}
+			return r.array(key, func(r *reader, i int) error {
+				path := fmt.Sprintf("sections[%d]", i)
+				var s inventory.Section
+				err := r.object(path, func(r *reader, k string) (err error) {
+					if r.null() {
+						return nil
+					}
+					switch k {
+					case "id":
+						s.ID, err = r.str(path + ".id")
+					case "tier":
+						s.Tier, err = r.str(path + ".tier")
+					case "price_cents":
+						s.PriceCents, err = r.integer(path+".price_cents", -maxPrice, maxPrice)
+					case "rows":
+						s.Rows = []inventory.Row{}
+						err = r.array(path+".rows", func(r *reader, j int) error {
+							rp := fmt.Sprintf("%s.rows[%d]", path, j)
+							var row inventory.Row
+							err := r.object(rp, func(r *reader, k string) (err error) {
+								if r.null() {
+									return nil
+								}
+								switch k {
+								case "id":
+									row.ID, err = r.str(rp + ".id")
+								case "seats":
+									err = intField(r, rp+".seats", maxCount, &row.Seats)
+								default:
+									err = unknownField(rp, k)
+								}
+								return err
+							})
+							s.Rows = append(s.Rows, row)
+							return err
+						})
+					default:
+						err = unknownField(path, k)
+					}
+					return err
+				})
+				d.Sections = append(d.Sections, s)
+				return err
+			})
+		case "ga":
+			d.GA = []inventory.Pool{}
+			return r.array(key, func(r *reader, i int) error {
+				path := fmt.Sprintf("ga[%d]", i)
+				var p inventory.Pool
+				err := r.object(path, func(r *reader, k string) (err error) {
+					if r.null() {
+						return nil
+					}
+					switch k {
+					case "id":
+						p.ID, err = r.str(path + ".id")
+					case "capacity":
+						err = intField(r, path+".capacity", maxCount, &p.Capacity)
+					case "price_cents":
+						p.PriceCents, err = r.integer(path+".price_cents", -maxPrice, maxPrice)
+					default:
+						err = unknownField(path, k)
+					}
+					return err
+				})
+				d.GA = append(d.GA, p)
+				return err
+			})
+		case "limits":
+			return r.object(key, func(r *reader, k string) error {
+				if r.null() {
+					return nil
+				}
+				if k != "per_user" {
+					return unknownField(key, k)
+				}
+				return intField(r, "limits.per_user", maxCount, &d.Limits.PerUser)
+			})
+		case "hold_ttl_seconds":
+			return intField(r, key, maxCount, &d.HoldTTLSeconds)
+		}
+		return unknownField("", key)
+	})
+}
+
 // checkEventBody bounds what the store's validation could get wrong by
 // overflow.
 func checkEventBody(d *eventBody) error {
@@ -255,12 +222,20 @@ func checkEventBody(d *eventBody) error {
 	return nil
 }
 
-// confirmBody is POST .../holds/{hold}/confirm; the body may be empty.
-type confirmBody struct {
-	PaymentRef string `json:"payment_ref"`
-}
-
-// cancelBody is POST .../orders/{order}/cancel; the body may be empty.
-type cancelBody struct {
-	Reason string `json:"reason"`
+// decodeText reads a body of one optional string field (confirm's
+// payment_ref, cancel's reason); the body may be empty.
+func decodeText(body []byte, field string, dst *string) error {
+	if len(body) == 0 {
+		return nil
+	}
+	return decodeBody(body, func(r *reader, key string) (err error) {
+		if key != field {
+			return unknownField("", key)
+		}
+		if r.null() {
+			return nil
+		}
+		*dst, err = r.str(key)
+		return err
+	})
 }

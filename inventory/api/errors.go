@@ -2,8 +2,9 @@ package api
 
 import (
 	"errors"
+
+	"github.com/waitroom/waitroom/internal/jsonenc"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
 
@@ -142,17 +143,17 @@ func writeError(ctx *fasthttp.RequestCtx, e apiError) {
 	var arr [512]byte
 	b := arr[:0]
 	b = append(b, `{"error":`...)
-	b = appendJSONString(b, e.code)
+	b = jsonenc.String(b, e.code)
 	b = append(b, `,"message":`...)
-	b = appendJSONString(b, e.message)
+	b = jsonenc.String(b, e.message)
 	switch e.code {
 	case "seat_unavailable":
-		b = appendJSONStrings(append(b, `,"unavailable":`...), e.seats)
+		b = jsonenc.Strings(append(b, `,"unavailable":`...), e.seats)
 	case "seat_not_found":
-		b = appendJSONStrings(append(b, `,"unknown":`...), e.seats)
+		b = jsonenc.Strings(append(b, `,"unknown":`...), e.seats)
 	case "definition_conflict":
-		b = appendJSONStrings(append(b, `,"unavailable":`...), e.seats)
-		b = appendJSONStrings(append(b, `,"pools":`...), e.pools)
+		b = jsonenc.Strings(append(b, `,"unavailable":`...), e.seats)
+		b = jsonenc.Strings(append(b, `,"pools":`...), e.pools)
 	case "user_limit":
 		b = strconv.AppendInt(append(b, `,"limit":`...), int64(e.limit), 10)
 		b = strconv.AppendInt(append(b, `,"current":`...), int64(e.current), 10)
@@ -165,60 +166,16 @@ func writeError(ctx *fasthttp.RequestCtx, e apiError) {
 
 func invalid(message string) apiError { return apiError{code: CodeInvalid, message: message} }
 
+var (
+	headerCacheControl = []byte("Cache-Control")
+	headerNoSniff      = []byte("X-Content-Type-Options")
+	valueNoStore       = []byte("no-store")
+	valueNoSniff       = []byte("nosniff")
+	contentTypeJSON    = []byte("application/json")
+)
+
 func setJSONHeaders(ctx *fasthttp.RequestCtx) {
-	ctx.Response.Header.SetContentType("application/json")
-	ctx.Response.Header.Set("Cache-Control", "no-store")
-	ctx.Response.Header.Set("X-Content-Type-Options", "nosniff")
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes
-// U+FFFD; <, > and & are escaped as encoding/json does.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x7f:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
-}
-
-// appendJSONStrings appends a JSON array of strings; nil is [].
-func appendJSONStrings(b []byte, ss []string) []byte {
-	b = append(b, '[')
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, s)
-	}
-	return append(b, ']')
+	ctx.Response.Header.SetContentTypeBytes(contentTypeJSON)
+	ctx.Response.Header.SetCanonical(headerCacheControl, valueNoStore)
+	ctx.Response.Header.SetCanonical(headerNoSniff, valueNoSniff)
 }

@@ -173,7 +173,7 @@ func (s *Server) putEvent(ctx *fasthttp.RequestCtx, p params) {
 		return
 	}
 	var def eventBody
-	if err := decodeStrict(ctx.PostBody(), &def); err != nil {
+	if err := decodeEvent(ctx.PostBody(), &def); err != nil {
 		s.reject(ctx, "", invalid(err.Error()))
 		return
 	}
@@ -235,7 +235,7 @@ func (s *Server) hold(ctx *fasthttp.RequestCtx, p params) {
 		return
 	}
 	var b holdBody
-	if err := decodeStrict(ctx.PostBody(), &b); err != nil {
+	if err := decodeHold(ctx.PostBody(), &b); err != nil {
 		s.reject(ctx, opHold, invalid(err.Error()))
 		return
 	}
@@ -252,7 +252,7 @@ func (s *Server) hold(ctx *fasthttp.RequestCtx, p params) {
 	}
 	s.outcome(opHold, "ok")
 	replayed(ctx, h.Replayed)
-	s.writeJSON(ctx, fasthttp.StatusCreated, h)
+	writeHold(ctx, fasthttp.StatusCreated, &h)
 }
 
 func (s *Server) getHold(ctx *fasthttp.RequestCtx, p params) {
@@ -261,7 +261,7 @@ func (s *Server) getHold(ctx *fasthttp.RequestCtx, p params) {
 		s.fail(ctx, p.route, err)
 		return
 	}
-	s.writeJSON(ctx, fasthttp.StatusOK, h)
+	writeHold(ctx, fasthttp.StatusOK, &h)
 }
 
 func (s *Server) confirm(ctx *fasthttp.RequestCtx, p params) {
@@ -270,21 +270,19 @@ func (s *Server) confirm(ctx *fasthttp.RequestCtx, p params) {
 		s.reject(ctx, opConfirm, e)
 		return
 	}
-	var b confirmBody
-	if body := ctx.PostBody(); len(body) > 0 {
-		if err := decodeStrict(body, &b); err != nil {
-			s.reject(ctx, opConfirm, invalid(err.Error()))
-			return
-		}
+	var payRef string
+	if err := decodeText(ctx.PostBody(), "payment_ref", &payRef); err != nil {
+		s.reject(ctx, opConfirm, invalid(err.Error()))
+		return
 	}
-	o, err := s.store.Confirm(s.base, p.event, p.id, inventory.ConfirmRequest{PaymentRef: b.PaymentRef, IdempotencyKey: key, Actor: actor})
+	o, err := s.store.Confirm(s.base, p.event, p.id, inventory.ConfirmRequest{PaymentRef: payRef, IdempotencyKey: key, Actor: actor})
 	if err != nil {
 		s.opFail(ctx, p, opConfirm, err)
 		return
 	}
 	s.outcome(opConfirm, "ok")
 	replayed(ctx, o.Replayed)
-	s.writeJSON(ctx, fasthttp.StatusOK, o)
+	writeOrder(ctx, fasthttp.StatusOK, &o)
 }
 
 func (s *Server) release(ctx *fasthttp.RequestCtx, p params) {
@@ -309,7 +307,7 @@ func (s *Server) getOrder(ctx *fasthttp.RequestCtx, p params) {
 		s.fail(ctx, p.route, err)
 		return
 	}
-	s.writeJSON(ctx, fasthttp.StatusOK, o)
+	writeOrder(ctx, fasthttp.StatusOK, &o)
 }
 
 func (s *Server) cancel(ctx *fasthttp.RequestCtx, p params) {
@@ -318,20 +316,18 @@ func (s *Server) cancel(ctx *fasthttp.RequestCtx, p params) {
 		s.reject(ctx, opCancel, e)
 		return
 	}
-	var b cancelBody
-	if body := ctx.PostBody(); len(body) > 0 {
-		if err := decodeStrict(body, &b); err != nil {
-			s.reject(ctx, opCancel, invalid(err.Error()))
-			return
-		}
+	var reason string
+	if err := decodeText(ctx.PostBody(), "reason", &reason); err != nil {
+		s.reject(ctx, opCancel, invalid(err.Error()))
+		return
 	}
-	o, err := s.store.Cancel(s.base, p.event, p.id, inventory.CancelRequest{Reason: b.Reason, Actor: actor})
+	o, err := s.store.Cancel(s.base, p.event, p.id, inventory.CancelRequest{Reason: reason, Actor: actor})
 	if err != nil {
 		s.opFail(ctx, p, opCancel, err)
 		return
 	}
 	s.outcome(opCancel, "ok")
-	s.writeJSON(ctx, fasthttp.StatusOK, o)
+	writeOrder(ctx, fasthttp.StatusOK, &o)
 }
 
 // maxCursorLen bounds an audit cursor; stores' cursors are short.

@@ -211,7 +211,7 @@ func (j *journal) run() {
 
 		_, err := j.f.Write(b.buf)
 		if err == nil {
-			err = j.f.Sync()
+			err = datasync(j.f)
 		}
 		j.mu.Lock()
 		if err != nil && j.err == nil {

@@ -1,6 +1,9 @@
 package memstore
 
 import (
+	"encoding/json"
+
+	"github.com/waitroom/waitroom/internal/jsonenc"
 	"github.com/waitroom/waitroom/inventory"
 )
 
@@ -90,4 +93,55 @@ func (r *record) auditEntry() (inventory.AuditEntry, bool) {
 		Pool:     r.Pool,
 		Quantity: r.Qty,
 	}, true
+}
+
+// appendRecord encodes r as encoding/json would (TestRecordEncoding holds
+// it to that), without reflection: it runs once per change on the hot
+// path. The rare nested parts (a definition, an idempotent result) go
+// through encoding/json.
+func appendRecord(b []byte, r *record) ([]byte, error) {
+	b = append(b, '{')
+	b = jsonenc.String(jsonenc.Key(b, "op"), r.Op)
+	b = jsonenc.Int(jsonenc.Key(b, "at"), r.At)
+	str := func(name, v string) {
+		if v != "" {
+			b = jsonenc.String(jsonenc.Key(b, name), v)
+		}
+	}
+	num := func(name string, v int64) {
+		if v != 0 {
+			b = jsonenc.Int(jsonenc.Key(b, name), v)
+		}
+	}
+	nested := func(name string, v any) error {
+		raw, err := json.Marshal(v)
+		b = append(jsonenc.Key(b, name), raw...)
+		return err
+	}
+	str("actor", r.Actor)
+	if r.Def != nil {
+		if err := nested("def", r.Def); err != nil {
+			return nil, err
+		}
+	}
+	str("hold", r.Hold)
+	str("order", r.Order)
+	str("user", r.User)
+	if len(r.Seats) > 0 {
+		b = jsonenc.Strings(jsonenc.Key(b, "seats"), r.Seats)
+	}
+	str("pool", r.Pool)
+	num("qty", int64(r.Qty))
+	num("price", r.Price)
+	num("exp", r.Expires)
+	str("pay", r.PayRef)
+	str("reason", r.Reason)
+	str("key", r.Key)
+	str("fp", r.FP)
+	if r.Res != nil {
+		if err := nested("res", r.Res); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
 }

@@ -27,38 +27,49 @@ type snapshotFile struct {
 	Def    inventory.EventDef `json:"def"`
 	Rows   [][]string         `json:"rows"`  // per section, per row: status bytes
 	Pools  [][2]int           `json:"pools"` // per pool: held, sold
-	Holds  []*hold            `json:"holds"`
-	Orders []*order           `json:"orders"`
+	Holds  []hold             `json:"holds"`
+	Orders []order            `json:"orders"`
 	Idem   []*idemRec         `json:"idem"`
 }
 
-// maybeSnapshot starts writing a snapshot when enough records have piled
-// up. Called with sl.mu held; the file is written without it.
+// maybeSnapshot starts writing a snapshot once enough records have piled
+// up and the journal has grown by about the last snapshot's size since
+// it, so that a snapshot costs no more than the replay it saves. Called
+// with sl.mu held: it only copies the state; encoding and writing happen
+// in the background.
 func (sl *slot) maybeSnapshot(s *Store) {
-	if sl.records < s.opts.SnapshotEvery || !sl.snap.CompareAndSwap(false, true) {
+	if sl.records < s.opts.SnapshotEvery || sl.j.appended()-sl.snapOffset < sl.snapSize.Load() ||
+		!sl.snap.CompareAndSwap(false, true) {
 		return
 	}
-	data, off := sl.encodeSnapshot()
+	f := sl.capture()
 	b := sl.j.barrier()
 	sl.records = 0
+	sl.snapOffset = f.Offset
 	sl.snapWG.Add(1)
 	go func() {
 		defer sl.snapWG.Done()
 		defer sl.snap.Store(false)
+		data := f.encode()
+		sl.snapSize.Store(int64(len(data)))
 		if b.wait(context.Background()) != nil {
 			return // the journal failed; the store is unusable anyway
 		}
-		if err := writeSnapshot(sl.dir, data, off); err != nil {
+		if err := writeSnapshot(sl.dir, data, f.Offset); err != nil {
 			s.opts.Logger.Warn("memstore: writing snapshot failed; the journal still has everything", "event", sl.ev.id, "err", err)
 		}
 	}()
 }
 
-// encodeSnapshot serialises the event as of the journal's current end.
-func (sl *slot) encodeSnapshot() ([]byte, int64) {
+// capture copies the event's state as of the journal's current end.
+// Holds and orders are copied by value (they change later); the
+// definition and idempotency records never change once made.
+func (sl *slot) capture() *snapshotFile {
 	e := sl.ev
-	f := snapshotFile{Format: snapshotFormat, Event: e.id, Offset: sl.j.appended(), Def: e.def,
-		Rows: make([][]string, len(e.sections)), Pools: make([][2]int, len(e.pools))}
+	f := &snapshotFile{Format: snapshotFormat, Event: e.id, Offset: sl.j.appended(), Def: e.def,
+		Rows: make([][]string, len(e.sections)), Pools: make([][2]int, len(e.pools)),
+		Holds: make([]hold, 0, len(e.holds)), Orders: make([]order, 0, len(e.orders)),
+		Idem: make([]*idemRec, 0, len(e.idem))}
 	for i, s := range e.sections {
 		f.Rows[i] = make([]string, len(s.rows))
 		for j, r := range s.rows {
@@ -69,19 +80,23 @@ func (sl *slot) encodeSnapshot() ([]byte, int64) {
 		f.Pools[i] = [2]int{p.held, p.sold}
 	}
 	for _, h := range e.holds {
-		f.Holds = append(f.Holds, h)
+		f.Holds = append(f.Holds, *h)
 	}
 	for _, o := range e.orders {
-		f.Orders = append(f.Orders, o)
+		f.Orders = append(f.Orders, *o)
 	}
 	for _, r := range e.idem {
 		f.Idem = append(f.Idem, r)
 	}
-	data, err := json.Marshal(&f)
+	return f
+}
+
+func (f *snapshotFile) encode() []byte {
+	data, err := json.Marshal(f)
 	if err != nil {
 		panic("memstore: encoding snapshot: " + err.Error()) // plain data: cannot fail
 	}
-	return data, f.Offset
+	return data
 }
 
 // writeSnapshot replaces the snapshot atomically.
@@ -141,7 +156,8 @@ func readSnapshot(dir, id string) (*event, int64, error) {
 	for i, p := range e.pools {
 		p.held, p.sold = f.Pools[i][0], f.Pools[i][1]
 	}
-	for _, h := range f.Holds {
+	for i := range f.Holds {
+		h := &f.Holds[i]
 		e.holds[h.ID] = h
 		switch h.Status {
 		case inventory.HoldHeld:
@@ -149,7 +165,8 @@ func readSnapshot(dir, id string) (*event, int64, error) {
 			heap.Push(&e.expiries, expiry{at: h.Expires, hold: h})
 		}
 	}
-	for _, o := range f.Orders {
+	for i := range f.Orders {
+		o := &f.Orders[i]
 		e.orders[o.ID] = o
 		if h := e.holds[o.Hold]; h != nil {
 			o.Seats = h.Seats // share, as live operation does
@@ -158,9 +175,12 @@ func readSnapshot(dir, id string) (*event, int64, error) {
 			e.addUser(o.User, o.Qty)
 		}
 	}
-	finished := slices.DeleteFunc(slices.Clone(f.Holds), func(h *hold) bool {
-		return h.Status != inventory.HoldReleased && h.Status != inventory.HoldExpired
-	})
+	var finished []*hold
+	for i := range f.Holds {
+		if h := &f.Holds[i]; h.Status == inventory.HoldReleased || h.Status == inventory.HoldExpired {
+			finished = append(finished, h)
+		}
+	}
 	slices.SortStableFunc(finished, func(a, b *hold) int { return cmpInt(a.Ended, b.Ended) })
 	for _, h := range finished {
 		e.finished.push(h)

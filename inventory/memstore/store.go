@@ -62,9 +62,14 @@ type slot struct {
 	ev      *event
 	dir     string
 	j       *journal
-	records int         // since the last snapshot
-	snap    atomic.Bool // a snapshot is being written
-	snapWG  sync.WaitGroup
+	buf     []byte // reused to encode records (the journal copies them)
+	records int    // since the last snapshot
+	// snapOffset and snapSize are the last snapshot's journal offset and
+	// encoded size (set by the goroutine that writes it).
+	snapOffset int64
+	snapSize   atomic.Int64
+	snap       atomic.Bool // a snapshot is being written
+	snapWG     sync.WaitGroup
 }
 
 // Open loads every event found in opts.Dir.
@@ -170,9 +175,9 @@ func (s *Store) Close() error {
 		sl.mu.Lock()
 		sl.snapWG.Wait()
 		if sl.j.failed() == nil && sl.records > 0 {
-			data, off := sl.encodeSnapshot()
+			f := sl.capture()
 			if err := sl.j.barrier().wait(context.Background()); err == nil {
-				errs = append(errs, writeSnapshot(sl.dir, data, off))
+				errs = append(errs, writeSnapshot(sl.dir, f.encode(), f.Offset))
 			}
 		}
 		errs = append(errs, sl.j.close())
@@ -262,11 +267,12 @@ func (t *txn) commit(r *record) {
 	if t.err != nil {
 		return
 	}
-	payload, err := json.Marshal(r)
+	payload, err := appendRecord(t.sl.buf[:0], r)
 	if err != nil {
 		t.err = fmt.Errorf("memstore: encoding record: %w", err)
 		return
 	}
+	t.sl.buf = payload
 	if _, _, err := t.sl.j.append(payload); err != nil {
 		t.err = t.s.unavailable(err)
 		return
