@@ -31,7 +31,7 @@ func OpenInventoryStore(ctx context.Context, cfg config.Inventory, log *slog.Log
 			c.Close()
 			return nil, nil, err
 		}
-		return s, c.Close, nil
+		return s, func() error { return errors.Join(s.Close(), c.Close()) }, nil
 	default:
 		s, err := memstore.Open(memstore.Options{Dir: cfg.DataDir, IdempotencyTTL: cfg.IdempotencyTTL.Std(),
 			HoldRetention: cfg.HoldRetention.Std(), Logger: log})

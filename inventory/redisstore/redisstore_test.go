@@ -20,6 +20,7 @@ func newStore(t *testing.T, c redis.UniversalClient) *redisstore.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { s.Close() })
 	return s
 }
 

@@ -61,6 +61,7 @@ const (
 	DefaultPrefix         = "wr:inv:"
 	DefaultIdempotencyTTL = 24 * time.Hour
 	DefaultHoldRetention  = time.Hour
+	DefaultPipelines      = 4
 )
 
 // Options configure a Store.
@@ -77,6 +78,9 @@ type Options struct {
 	// RequirePersistence makes New fail when a Redis node has appendonly
 	// off; otherwise New only warns.
 	RequirePersistence bool
+	// Pipelines is how many pipelines of script calls may be in flight
+	// at once (see pipeliner); 0 means DefaultPipelines.
+	Pipelines int
 	// Logger receives warnings; slog.Default when nil.
 	Logger *slog.Logger
 }
@@ -87,6 +91,7 @@ type Options struct {
 // clock. It is safe for concurrent use, by any number of processes.
 type Store struct {
 	c      redis.UniversalClient
+	pipe   *pipeliner
 	prefix string
 	ret    int64 // hold retention, ms
 	idem   int64 // idempotency TTL, ms
@@ -121,6 +126,10 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if err := s.checkPersistence(ctx, opts.RequirePersistence); err != nil {
 		return nil, err
 	}
+	if opts.Pipelines <= 0 {
+		opts.Pipelines = DefaultPipelines
+	}
+	s.pipe = newPipeliner(s.c, opts.Pipelines)
 	return s, nil
 }
 
@@ -169,8 +178,12 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close does nothing: the client belongs to the caller.
-func (s *Store) Close() error { return nil }
+// Close waits for calls in flight and stops the pipelines; the client
+// belongs to the caller, who closes it.
+func (s *Store) Close() error {
+	s.pipe.close()
+	return nil
+}
 
 func (s *Store) key(event, name string) string {
 	return s.prefix + "{ev:" + event + "}:" + name
@@ -200,7 +213,11 @@ func (r reply) int(k string) int64 {
 // *inventory.Error.
 func (s *Store) run(ctx context.Context, sc *redis.Script, event string, args ...any) (reply, error) {
 	argv := append([]any{s.ret, s.idem}, args...)
-	res, err := sc.Run(ctx, s.c, []string{s.key(event, "meta")}, argv...).Slice()
+	raw, err := s.pipe.run(ctx, sc, []string{s.key(event, "meta")}, argv...)
+	res, ok := raw.([]any)
+	if err == nil && !ok {
+		err = fmt.Errorf("redisstore: script reply is %T, not an array", raw)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return reply{}, ctx.Err()
@@ -599,18 +616,28 @@ func (s *Store) Audit(ctx context.Context, id, after string, limit int) (invento
 	}
 	page := inventory.AuditPage{Event: id, Entries: make([]inventory.AuditEntry, 0, len(msgs)), Next: after}
 	for _, m := range msgs {
-		f := func(k string) string { v, _ := m.Values[k].(string); return v }
-		at, _ := strconv.ParseInt(f("at"), 10, 64)
-		q, _ := strconv.Atoi(f("q"))
-		var seats []string
-		if v := f("seats"); v != "" {
-			seats = strings.Split(v, ",")
-		}
-		page.Entries = append(page.Entries, inventory.AuditEntry{ID: m.ID, At: inventory.UnixMilli(at), Action: f("a"),
-			Actor: f("actor"), User: f("u"), HoldID: f("h"), OrderID: f("o"), Seats: seats, Pool: f("pool"), Quantity: q})
+		page.Entries = append(page.Entries, auditEntry(m))
 		page.Next = m.ID
 	}
 	return page, nil
+}
+
+// auditEntry decodes a stream entry: one field "e" holding action, time,
+// actor, user, hold, order, seats, pool and quantity (lua/prelude.lua).
+func auditEntry(m redis.XMessage) inventory.AuditEntry {
+	raw, _ := m.Values["e"].(string)
+	var f [9]string
+	for i, part := range strings.SplitN(raw, "\x1f", len(f)) {
+		f[i] = part
+	}
+	at, _ := strconv.ParseInt(f[1], 10, 64)
+	q, _ := strconv.Atoi(f[8])
+	var seats []string
+	if f[6] != "" {
+		seats = strings.Split(f[6], ",")
+	}
+	return inventory.AuditEntry{ID: m.ID, At: inventory.UnixMilli(at), Action: f[0], Actor: f[2], User: f[3],
+		HoldID: f[4], OrderID: f[5], Seats: seats, Pool: f[7], Quantity: q}
 }
 
 var _ inventory.Store = (*Store)(nil)

@@ -1,22 +1,20 @@
 -- cancel: ARGV[3] order id, [4] reason, [5] actor.
 local oid, reason, actor = ARGV[3], ARGV[4], ARGV[5]
 
-if not defined() then return reply(0, fail('event_not_found')) end
-sweep(-1)
+if not open() then return reply(0, fail('event_not_found')) end
 local o = get_order(oid)
 if not o then return reply(0, fail('order_not_found')) end
 if o.st == 'confirmed' then
   local q = tonumber(o.q)
   if o.pool ~= '' then
-    redis.call('HINCRBY', K.cnt, 'ps:' .. o.pool, -q)
+    count('ps:' .. o.pool, -q)
   else
     set_seats(split(o.seats, ','), '.')
-    flush()
   end
+  flush()
   add_user(o.u, -q)
-  redis.call('HSET', order_key(oid), 'st', 'cancelled', 'x', I(NOW))
-  if reason ~= '' then redis.call('HSET', order_key(oid), 'reason', reason) end
-  audit({ 'a', 'cancel', 'at', I(NOW), 'actor', actor, 'u', o.u, 'h', o.h, 'o', oid, 'seats', o.seats, 'pool', o.pool, 'q', o.q })
-  o = get_order(oid)
+  o.st, o.x, o.reason = 'cancelled', I(NOW), reason
+  put_order(o)
+  audit('cancel', o.x, actor, o.u, o.h, oid, o.seats, o.pool, o.q)
 end
 return reply(0, ok_fields(o, ORDER_FIELDS))

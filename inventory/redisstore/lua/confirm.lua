@@ -2,8 +2,7 @@
 -- [6] idempotency key, [7] fingerprint, [8] actor.
 local id, oid, pay, key, fp, actor = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 
-if not defined() then return reply(0, fail('event_not_found')) end
-sweep(-1)
+if not open() then return reply(0, fail('event_not_found')) end
 local replay = idem_check(key, fp)
 if replay then return replay end
 
@@ -21,17 +20,17 @@ end
 
 local q = tonumber(h.q)
 if h.pool ~= '' then
-  redis.call('HINCRBY', K.cnt, 'ph:' .. h.pool, -q)
-  redis.call('HINCRBY', K.cnt, 'ps:' .. h.pool, q)
+  count('ph:' .. h.pool, -q)
+  count('ps:' .. h.pool, q)
 else
   set_seats(split(h.seats, ','), 's')
-  flush()
 end
-local hk = hold_key(id)
-redis.call('HSET', hk, 'st', 'confirmed', 'o', oid)
-redis.call('PERSIST', hk)
+flush()
+h.st, h.o = 'confirmed', oid
+put_hold(h)
 redis.call('ZREM', K.exp, id)
-redis.call('HSET', order_key(oid), 'h', id, 'u', h.u, 'seats', h.seats, 'pool', h.pool, 'q', h.q, 'price', h.price,
-  'pay', pay, 'st', 'confirmed', 'c', I(NOW))
-audit({ 'a', 'confirm', 'at', I(NOW), 'actor', actor, 'u', h.u, 'h', id, 'o', oid, 'seats', h.seats, 'pool', h.pool, 'q', h.q })
-return outcome(key, fp, ok_fields(get_order(oid), ORDER_FIELDS))
+local o = { id = oid, h = id, u = h.u, seats = h.seats, pool = h.pool, q = h.q, price = h.price, pay = pay,
+  st = 'confirmed', c = I(NOW) }
+put_order(o)
+audit('confirm', o.c, actor, h.u, id, oid, h.seats, h.pool, h.q)
+return outcome(key, fp, ok_fields(o, ORDER_FIELDS))

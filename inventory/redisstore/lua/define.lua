@@ -15,14 +15,16 @@ local old_rows = {}
 if defined() then
   sweep(-1)
   local blocked, pools = {}, {}
-  local all = redis.call('HGETALL', K.rows)
-  for i = 1, #all, 2 do
-    local rk, st = all[i], all[i + 1]
-    old_rows[rk] = st
-    local keep = size[rk] or 0
-    for n = keep + 1, #st do
-      if string.sub(st, n, n) ~= '.' and #blocked < 100 then
-        blocked[#blocked + 1] = rk .. '-' .. n
+  for _, sec in ipairs(split(redis.call('HGET', K.meta, 'secs'), ',')) do
+    for _, r in ipairs(split(redis.call('HGET', K.meta, 'r:' .. sec), ',')) do
+      local rk = sec .. '-' .. r
+      local st = row_get(rk) or ''
+      old_rows[rk] = st
+      local keep = size[rk] or 0
+      for n = keep + 1, #st do
+        if string.sub(st, n, n) ~= '.' and #blocked < 100 then
+          blocked[#blocked + 1] = rk .. '-' .. n
+        end
       end
     end
   end
@@ -39,7 +41,10 @@ if defined() then
   for _, pool in ipairs(split(redis.call('HGET', K.meta, 'pools'), ',')) do
     if not capacity[pool] then redis.call('HDEL', K.cnt, 'ph:' .. pool, 'ps:' .. pool) end
   end
-  redis.call('DEL', K.meta, K.rows)
+  for rk in pairs(old_rows) do
+    if not size[rk] then redis.call('DEL', row_key(rk)) end
+  end
+  redis.call('DEL', K.meta)
   local cnt = redis.call('HKEYS', K.cnt)
   for _, f in ipairs(cnt) do
     if string.sub(f, 1, 2) == 'h:' or string.sub(f, 1, 2) == 's:' then redis.call('HDEL', K.cnt, f) end
@@ -64,7 +69,7 @@ for _, s in ipairs(def.sections) do
     local _, h = string.gsub(st, 'h', 'h')
     local _, so = string.gsub(st, 's', 's')
     held, sold, total = held + h, sold + so, total + r.seats
-    redis.call('HSET', K.rows, rk, st)
+    redis.call('SET', row_key(rk), st)
   end
   seats_total = seats_total + total
   meta[#meta + 1] = 's:' .. s.id
@@ -94,6 +99,9 @@ meta[#meta + 1] = table.concat(secs, ',')
 meta[#meta + 1] = 'pools'
 meta[#meta + 1] = table.concat(pools, ',')
 hset_many(K.meta, meta)
+-- The meta hash was rewritten: restore the expiry bound (see sweep).
+local first = redis.call('ZRANGE', K.exp, 0, 0, 'WITHSCORES')
+if first[2] then redis.call('HSET', K.meta, 'due', first[2]) end
 flush()
-audit({ 'a', 'define', 'at', I(NOW), 'actor', actor })
+audit('define', I(NOW), actor)
 return reply(0, { 'ok', '1', 'seats', I(seats_total), 'ga', I(ga_total) })

@@ -6,17 +6,29 @@
 local id, user, kind, target = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local qty, ttl, key, fp, actor = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9], ARGV[10], ARGV[11]
 
-if not defined() then return reply(0, fail('event_not_found')) end
-sweep(-1)
+-- The meta field the request names first (its section, tier or pool) is
+-- read with the event's own fields.
+local first_field
+if kind == 'seats' then
+  first_field = 's:' .. (string.match(target, '^([^-]+)-') or '')
+elseif kind == 'section' then
+  first_field = 's:' .. target
+elseif kind == 'tier' then
+  first_field = 't:' .. target
+else
+  first_field = 'p:' .. target
+end
+local m = open(first_field)
+if not m then return reply(0, fail('event_not_found')) end
 local replay = idem_check(key, fp)
 if replay then return replay end
 -- Hold ids are random; one that exists already means this call is a
 -- client's retry of a script whose reply was lost. Answer as the first
 -- run did instead of taking more seats under the same id.
-local prior = get_hold(id)
-if prior then return reply(0, ok_fields(prior, HOLD_FIELDS)) end
+if redis.call('EXISTS', hold_key(id)) == 1 then
+  return reply(0, ok_fields(get_hold(id), HOLD_FIELDS))
+end
 
-local m = redis.call('HMGET', K.meta, 'ttl', 'limit')
 if ttl == 0 then ttl = tonumber(m[1]) end
 local limit = tonumber(m[2])
 
@@ -25,7 +37,12 @@ local sec_meta = {}
 local function section(s)
   local v = sec_meta[s]
   if v == nil then
-    local raw = redis.call('HGET', K.meta, 's:' .. s)
+    local raw
+    if 's:' .. s == first_field then
+      raw = m[4]
+    else
+      raw = redis.call('HGET', K.meta, 's:' .. s)
+    end
     if raw then
       local p, t = string.match(raw, '^(%d+)|(%d+)$')
       v = { price = tonumber(p), total = tonumber(t) }
@@ -44,8 +61,7 @@ if kind == 'seats' then
   for _, sid in ipairs(seats) do
     local s, r, n = parse_seat(sid)
     local sm = s and section(s)
-    local row = sm and row_get(s .. '-' .. r)
-    if not row or n > #row then
+    if not sm or seat_char(s, r, n) == '' then
       unknown[#unknown + 1] = sid
     else
       price = price + sm.price
@@ -57,11 +73,11 @@ elseif kind == 'section' then
   if not section(target) then return reply(0, fail('section_not_found')) end
   secs = { target }
 elseif kind == 'tier' then
-  local list = redis.call('HGET', K.meta, 't:' .. target)
+  local list = m[4]
   if not list then return reply(0, fail('tier_not_found')) end
   secs = split(list, ',')
 else
-  local raw = redis.call('HGET', K.meta, 'p:' .. target)
+  local raw = m[4]
   if not raw then return reply(0, fail('pool_not_found')) end
   local c, p = string.match(raw, '^(%d+)|(%d+)$')
   pool, pool_cap, pool_price = target, tonumber(c), tonumber(p)
@@ -91,7 +107,7 @@ if kind == 'seats' then
   local taken = {}
   for _, sid in ipairs(seats) do
     local s, r, n = parse_seat(sid)
-    if string.sub(row_get(s .. '-' .. r), n, n) ~= '.' then taken[#taken + 1] = sid end
+    if seat_char(s, r, n) ~= '.' then taken[#taken + 1] = sid end
   end
   if #taken > 0 then return outcome(key, fp, fail('seat_unavailable', 'seats', table.concat(taken, ','))) end
 elseif secs then
@@ -153,16 +169,16 @@ end
 local exp = NOW + ttl
 local seat_list = table.concat(seats, ',')
 if pool ~= '' then
-  redis.call('HINCRBY', K.cnt, 'ph:' .. pool, qty)
+  count('ph:' .. pool, qty)
 else
   set_seats(seats, 'h')
-  flush()
 end
+flush()
 add_user(user, qty)
-redis.call('HSET', hold_key(id), 'u', user, 'seats', seat_list, 'pool', pool, 'q', I(qty), 'price', I(price),
-  'c', I(NOW), 'e', I(exp), 'st', 'held')
+local h = { id = id, u = user, seats = seat_list, pool = pool, q = I(qty), price = I(price), c = I(NOW),
+  e = I(exp), st = 'held' }
+put_hold(h)
 redis.call('ZADD', K.exp, exp, id)
-audit({ 'a', 'hold', 'at', I(NOW), 'actor', actor, 'u', user, 'h', id, 'seats', seat_list, 'pool', pool, 'q', I(qty) })
-local fields = { 'ok', '1', 'id', id, 'u', user, 'seats', seat_list, 'pool', pool, 'q', I(qty), 'price', I(price),
-  'c', I(NOW), 'e', I(exp), 'st', 'held', 'o', '' }
-return outcome(key, fp, fields)
+note_due(m, exp)
+audit('hold', h.c, actor, user, id, '', seat_list, pool, h.q)
+return outcome(key, fp, ok_fields(h, HOLD_FIELDS))

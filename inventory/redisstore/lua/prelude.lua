@@ -12,8 +12,7 @@
 
 local P = string.sub(KEYS[1], 1, -5)
 local K = {
-  meta = KEYS[1], rows = P .. 'rows', cnt = P .. 'cnt', exp = P .. 'exp',
-  users = P .. 'users', audit = P .. 'audit',
+  meta = KEYS[1], cnt = P .. 'cnt', exp = P .. 'exp', users = P .. 'users', audit = P .. 'audit',
 }
 local RETENTION = tonumber(ARGV[1])
 local IDEM_TTL = tonumber(ARGV[2])
@@ -40,21 +39,47 @@ local function fail(code, ...)
   return f
 end
 
--- Row status strings, cached for the script and written back by flush().
-local row_cache, row_dirty = {}, {}
+-- Each row's seats are one string key, a status byte per seat ('.' free,
+-- 'h' held, 's' sold). Reads of whole rows (best-available, seat maps) are
+-- cached for the script; a seat changes with SETRANGE, one byte, which
+-- drops the cached copy. Counter changes are summed and written by flush().
+local function row_key(rk) return P .. 'row:' .. rk end
+local row_cache = {}
 local function row_get(rk)
   local s = row_cache[rk]
   if s == nil then
-    s = redis.call('HGET', K.rows, rk)
-    if not s then s = false end
+    s = redis.call('GET', row_key(rk))
     row_cache[rk] = s
   end
   return s
 end
-local function row_put(rk, s) row_cache[rk] = s; row_dirty[rk] = true end
+
+-- seat_char returns a seat's status byte, or '' when there is no such
+-- seat; single seats read this way are remembered in seat_cache.
+local seat_cache = {}
+local function seat_char(s, r, n)
+  local rk = s .. '-' .. r
+  local row = row_cache[rk]
+  if row ~= nil then
+    if not row then return '' end
+    return string.sub(row, n, n)
+  end
+  local id = rk .. '-' .. n
+  local c = seat_cache[id]
+  if c == nil then
+    c = redis.call('GETRANGE', row_key(rk), n - 1, n - 1)
+    seat_cache[id] = c
+  end
+  return c
+end
+
+local cnt_delta = {}
+local function count(field, d) cnt_delta[field] = (cnt_delta[field] or 0) + d end
 local function flush()
-  for rk in pairs(row_dirty) do redis.call('HSET', K.rows, rk, row_cache[rk]) end
-  row_dirty = {}
+  for f, d in pairs(cnt_delta) do
+    if d ~= 0 then redis.call('HINCRBY', K.cnt, f, d) end
+  end
+  cnt_delta = {}
 end
 
 local function parse_seat(id)
@@ -63,21 +88,18 @@ local function parse_seat(id)
 end
 
 -- set_seats moves seats to state c ('.', 'h' or 's') and keeps the
--- per-section counts.
+-- per-section counts (written by flush()).
 local function set_seats(seats, c)
   for _, id in ipairs(seats) do
     local s, r, n = parse_seat(id)
-    local rk = s .. '-' .. r
-    local row = row_get(rk)
-    if row and n <= #row then
-      local old = string.sub(row, n, n)
-      if old ~= c then
-        if old == 'h' then redis.call('HINCRBY', K.cnt, 'h:' .. s, -1) end
-        if old == 's' then redis.call('HINCRBY', K.cnt, 's:' .. s, -1) end
-        if c == 'h' then redis.call('HINCRBY', K.cnt, 'h:' .. s, 1) end
-        if c == 's' then redis.call('HINCRBY', K.cnt, 's:' .. s, 1) end
-        row_put(rk, string.sub(row, 1, n - 1) .. c .. string.sub(row, n + 1))
-      end
+    local old = seat_char(s, r, n)
+    if old ~= '' and old ~= c then
+      if old == 'h' then count('h:' .. s, -1) elseif old == 's' then count('s:' .. s, -1) end
+      if c == 'h' then count('h:' .. s, 1) elseif c == 's' then count('s:' .. s, 1) end
+      local rk = s .. '-' .. r
+      redis.call('SETRANGE', row_key(rk), n - 1, c)
+      row_cache[rk] = nil
+      seat_cache[id] = c
     end
   end
 end
@@ -87,39 +109,101 @@ local function add_user(user, n)
   if v <= 0 then redis.call('HDEL', K.users, user) end
 end
 
-local function audit(fields)
-  local args = { 'XADD', K.audit, '*' }
-  for i = 1, #fields, 2 do
-    local v = fields[i + 1]
-    if v ~= nil and v ~= '' and v ~= '0' then
-      args[#args + 1] = fields[i]
-      args[#args + 1] = v
+-- Holds and orders are single strings: their fields in a fixed order,
+-- joined by SEP. One SET writes a record, one GET reads it.
+local HOLD_FIELDS = { 'u', 'seats', 'pool', 'q', 'price', 'c', 'e', 'st', 'o', 'end' }
+local ORDER_FIELDS = { 'h', 'u', 'seats', 'pool', 'q', 'price', 'pay', 'st', 'c', 'x', 'reason' }
+
+-- decode reads a record string into a table of named fields ('' for
+-- fields the string lacks).
+local function decode(v, names, id)
+  local r = { id = id }
+  local start = 1
+  for i = 1, #names do
+    local j = string.find(v, SEP, start, true)
+    if j then
+      r[names[i]] = string.sub(v, start, j - 1)
+      start = j + 1
+    else
+      r[names[i]] = string.sub(v, start)
+      for k = i + 1, #names do r[names[k]] = '' end
+      break
     end
   end
-  redis.call(unpack(args))
+  return r
+end
+
+local function encode(r, names)
+  local parts = {}
+  for i, n in ipairs(names) do parts[i] = r[n] or '' end
+  return table.concat(parts, SEP)
+end
+
+local function get_hold(id)
+  local v = redis.call('GET', hold_key(id))
+  if not v then return nil end
+  return decode(v, HOLD_FIELDS, id)
+end
+local function get_order(id)
+  local v = redis.call('GET', order_key(id))
+  if not v then return nil end
+  return decode(v, ORDER_FIELDS, id)
+end
+
+-- put_hold writes a hold; one that has ended disappears RETENTION after.
+local function put_hold(h)
+  if h.st == 'released' or h.st == 'expired' then
+    redis.call('SET', hold_key(h.id), encode(h, HOLD_FIELDS), 'PXAT', tonumber(h['end']) + RETENTION)
+  else
+    redis.call('SET', hold_key(h.id), encode(h, HOLD_FIELDS))
+  end
+end
+local function put_order(o) redis.call('SET', order_key(o.id), encode(o, ORDER_FIELDS)) end
+
+-- ok_fields flattens a record into a success reply.
+local function ok_fields(r, names)
+  local f = { 'ok', '1', 'id', r.id }
+  for _, n in ipairs(names) do
+    f[#f + 1] = n
+    f[#f + 1] = r[n]
+  end
+  return f
+end
+
+-- audit appends one entry to the event's stream: a single field "e"
+-- holding action, time, actor, user, hold, order, seats, pool and
+-- quantity joined by SEP (read by the Go side in that order).
+local function audit(a, at, actor, user, hold, order, seats, pool, q)
+  redis.call('XADD', K.audit, '*', 'e', table.concat({ a, at, actor or '', user or '', hold or '', order or '',
+    seats or '', pool or '', q or '' }, SEP))
 end
 
 -- end_hold finishes a live hold as 'released' or 'expired' at time at.
 local function end_hold(id, status, at, actor)
-  local hk = hold_key(id)
-  local h = redis.call('HMGET', hk, 'u', 'seats', 'pool', 'q', 'st')
-  if h[5] ~= 'held' then return end
-  local q = tonumber(h[4])
-  if h[3] and h[3] ~= '' then
-    redis.call('HINCRBY', K.cnt, 'ph:' .. h[3], -q)
+  local h = get_hold(id)
+  if not h or h.st ~= 'held' then return end
+  local q = tonumber(h.q)
+  if h.pool ~= '' then
+    count('ph:' .. h.pool, -q)
   else
-    set_seats(split(h[2], ','), '.')
+    set_seats(split(h.seats, ','), '.')
   end
-  add_user(h[1], -q)
-  redis.call('HSET', hk, 'st', status, 'end', I(at))
-  redis.call('PEXPIREAT', hk, at + RETENTION)
+  add_user(h.u, -q)
+  h.st, h['end'] = status, I(at)
+  put_hold(h)
   redis.call('ZREM', K.exp, id)
-  audit({ 'a', status == 'expired' and 'expire' or 'release', 'at', I(at), 'actor', actor, 'u', h[1],
-    'h', id, 'seats', h[2] or '', 'pool', h[3] or '', 'q', I(q) })
+  audit(status == 'expired' and 'expire' or 'release', I(at), actor, h.u, id, '', h.seats, h.pool, h.q)
 end
 
 -- sweep expires up to max due holds (max < 0: all of them), oldest first,
 -- so every operation sees expired holds as gone.
+--
+-- The meta field "due" is a lower bound on the earliest live hold's
+-- expiry (absent: no live hold), so that scripts can skip the sweep while
+-- nothing is due. A new hold lowers it when it expires sooner (note_due);
+-- a sweep sets it to the earliest remaining expiry. Confirms and releases
+-- leave it, which can only make it too early: a sweep then finds nothing
+-- and corrects it.
 local function sweep(max)
   local due
   if max < 0 then
@@ -131,7 +215,42 @@ local function sweep(max)
     end_hold(due[i], 'expired', tonumber(due[i + 1]), 'system')
   end
   flush()
-  return #due / 2
+  local n = #due / 2
+  local bound = false -- the new "due", or false when it stays as it was
+  if max < 0 or n < max then
+    local first = redis.call('ZRANGE', K.exp, 0, 0, 'WITHSCORES')
+    if first[2] then
+      redis.call('HSET', K.meta, 'due', first[2])
+      bound = first[2]
+    else
+      redis.call('HDEL', K.meta, 'due')
+      bound = nil
+    end
+  end
+  return n, bound
+end
+
+-- open reads the event's ttl, limit and due fields and any others named,
+-- and expires the holds that are due. It returns nil when the event is
+-- not defined.
+local function open(...)
+  local m = redis.call('HMGET', K.meta, 'ttl', 'limit', 'due', ...)
+  if not m[1] then return nil end
+  local due = tonumber(m[3])
+  if due and due <= NOW then
+    local _, bound = sweep(-1)
+    m[3] = bound -- the caller's copy must follow, or note_due would compare with a stale bound
+  end
+  return m
+end
+
+-- note_due keeps "due" a lower bound when a hold expiring at exp is added.
+local function note_due(m, exp)
+  local due = tonumber(m[3])
+  if not due or exp < due then
+    redis.call('HSET', K.meta, 'due', I(exp))
+    m[3] = I(exp)
+  end
 end
 
 -- idem_check returns a reply for a remembered key, or nil.
@@ -162,30 +281,6 @@ local RECORDABLE = {
 local function outcome(key, fp, fields)
   if fields[1] ~= 'err' or RECORDABLE[fields[2]] then idem_store(key, fp, fields) end
   return reply(0, fields)
-end
-
-local HOLD_FIELDS = { 'u', 'seats', 'pool', 'q', 'price', 'c', 'e', 'st', 'o' }
-local ORDER_FIELDS = { 'h', 'u', 'seats', 'pool', 'q', 'price', 'pay', 'st', 'c', 'x' }
-
--- load reads a hash's named fields into a table, or nil when it is gone.
-local function load(key, names, id)
-  local v = redis.call('HMGET', key, unpack(names))
-  if not v[1] then return nil end
-  local r = { id = id }
-  for i, n in ipairs(names) do r[n] = v[i] or '' end
-  return r
-end
-local function get_hold(id) return load(hold_key(id), HOLD_FIELDS, id) end
-local function get_order(id) return load(order_key(id), ORDER_FIELDS, id) end
-
--- ok_fields flattens a record into a success reply.
-local function ok_fields(r, names)
-  local f = { 'ok', '1', 'id', r.id }
-  for _, n in ipairs(names) do
-    f[#f + 1] = n
-    f[#f + 1] = r[n]
-  end
-  return f
 end
 
 -- hset_many sets field/value pairs in chunks that unpack can take.

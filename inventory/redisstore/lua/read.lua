@@ -2,11 +2,11 @@
 -- ARGV[4] its argument. Reads expire due holds first so that what they
 -- report is exact; "reap" expires at most ARGV[4] of them and nothing else.
 local what, arg = ARGV[3], ARGV[4]
-if not defined() then return reply(0, fail('event_not_found')) end
 if what == 'reap' then
+  if not defined() then return reply(0, fail('event_not_found')) end
   return reply(0, { 'ok', '1', 'n', I(sweep(tonumber(arg))) })
 end
-sweep(-1)
+if not open() then return reply(0, fail('event_not_found')) end
 if what == 'event' or what == 'sync' then
   return reply(0, { 'ok', '1', 'def', redis.call('HGET', K.meta, 'def') })
 elseif what == 'hold' then

@@ -1,8 +1,7 @@
 -- release: ARGV[3] hold id, [4] idempotency key, [5] fingerprint, [6] actor.
 local id, key, fp, actor = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 
-if not defined() then return reply(0, fail('event_not_found')) end
-sweep(-1)
+if not open() then return reply(0, fail('event_not_found')) end
 local replay = idem_check(key, fp)
 if replay then return replay end
 
