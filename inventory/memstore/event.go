@@ -65,6 +65,22 @@ type order struct {
 	Cancelled int64                 `json:"cancelled,omitempty"`
 }
 
+// Holds and orders are copy-on-write: apply replaces a changed one with
+// a fresh copy and never alters one that is in the maps. A snapshot can
+// therefore take the pointers under the lock and encode them later.
+func (h *hold) changed() *hold {
+	if h == nil {
+		return nil
+	}
+	c := *h
+	return &c
+}
+
+func (o *order) changed() *order {
+	c := *o
+	return &c
+}
+
 // idemRec is a remembered outcome of an idempotent request.
 type idemRec struct {
 	Key string      `json:"key"`
@@ -261,10 +277,11 @@ func (e *event) apply(r *record) {
 		e.holds[h.ID] = h
 		heap.Push(&e.expiries, expiry{at: h.Expires, hold: h})
 	case opConfirm:
-		h := e.holds[r.Hold]
+		h := e.holds[r.Hold].changed()
 		if h == nil {
 			return
 		}
+		e.holds[h.ID] = h
 		h.Status, h.Order = inventory.HoldConfirmed, r.Order
 		if h.Pool != "" {
 			if p := e.poolByID[h.Pool]; p != nil {
@@ -281,6 +298,8 @@ func (e *event) apply(r *record) {
 		if h == nil || h.Status != inventory.HoldHeld {
 			return
 		}
+		h = h.changed()
+		e.holds[h.ID] = h
 		h.Status, h.Ended = inventory.HoldReleased, r.At
 		if r.Op == opExpire {
 			h.Status = inventory.HoldExpired
@@ -293,6 +312,8 @@ func (e *event) apply(r *record) {
 		if o == nil || o.Status != inventory.OrderConfirmed {
 			return
 		}
+		o = o.changed()
+		e.orders[o.ID] = o
 		o.Status, o.Cancelled = inventory.OrderCancelled, r.At
 		e.freeHold(o.Pool, o.Seats, o.Qty, true)
 		e.addUser(o.User, -o.Qty)

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -30,5 +31,43 @@ func TestRecordEncoding(t *testing.T) {
 		if err != nil || string(got) != string(want) {
 			t.Errorf("appendRecord:\n got %s\nwant %s (%v)", got, want, err)
 		}
+	}
+}
+
+// TestSnapshotEncoding holds the streamed snapshot to encoding/json, byte
+// for byte, so readSnapshot reads back exactly what was captured.
+func TestSnapshotEncoding(t *testing.T) {
+	def := inventory.EventDef{Sections: []inventory.Section{{ID: "A", Rows: []inventory.Row{{ID: "1", Seats: 3}}}},
+		GA: []inventory.Pool{{ID: "floor", Capacity: 5}}}
+	seats := []string{"A-1-1", "A-1-2"}
+	f := snapshotFile{Format: snapshotFormat, Event: "ev", Offset: 1234, Def: def,
+		Rows: [][]string{{"hs."}}, Pools: [][2]int{{1, 2}},
+		Holds: []*hold{
+			{ID: "hld_1", User: "u \"1\" <é>", Seats: seats, Qty: 2, Price: 30, Created: 5, Expires: 9, Status: inventory.HoldConfirmed, Order: "ord_1"},
+			{ID: "hld_2", User: "u2", Pool: "floor", Qty: 1, Created: 6, Expires: 7, Status: inventory.HoldExpired, Ended: 7},
+		},
+		Orders: []*order{
+			{ID: "ord_1", Hold: "hld_1", User: "u1", Seats: seats, Qty: 2, Price: 30, PayRef: "p&1", Status: inventory.OrderCancelled, Confirmed: 8, Cancelled: 10},
+			{ID: "ord_2", Hold: "hld_3", User: "u3", Pool: "floor", Qty: 2, Status: inventory.OrderConfirmed, Confirmed: 11},
+		},
+		Idem: []*idemRec{{Key: "k", FP: "f", At: 3, Res: &idemResult{Err: &idemError{Code: "sold_out"}}}},
+	}
+	want, err := json.Marshal(&f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if err := f.encode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want) {
+		t.Fatalf("snapshot:\n got %s\nwant %s", got.String(), want)
+	}
+	empty := snapshotFile{Format: snapshotFormat, Event: "e", Def: def}
+	want, _ = json.Marshal(&empty)
+	got.Reset()
+	empty.encode(&got)
+	if got.String() != string(want) {
+		t.Fatalf("empty snapshot:\n got %s\nwant %s", got.String(), want)
 	}
 }

@@ -1,17 +1,20 @@
 package memstore
 
 import (
+	"bufio"
 	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"syscall"
 
+	"github.com/waitroom/waitroom/internal/jsonenc"
 	"github.com/waitroom/waitroom/inventory"
 )
 
@@ -27,9 +30,11 @@ type snapshotFile struct {
 	Def    inventory.EventDef `json:"def"`
 	Rows   [][]string         `json:"rows"`  // per section, per row: status bytes
 	Pools  [][2]int           `json:"pools"` // per pool: held, sold
-	Holds  []hold             `json:"holds"`
-	Orders []order            `json:"orders"`
+	Holds  []*hold            `json:"holds"`
+	Orders []*order           `json:"orders"`
 	Idem   []*idemRec         `json:"idem"`
+
+	size int64 // bytes written, once written
 }
 
 // maybeSnapshot starts writing a snapshot once enough records have piled
@@ -50,25 +55,25 @@ func (sl *slot) maybeSnapshot(s *Store) {
 	go func() {
 		defer sl.snapWG.Done()
 		defer sl.snap.Store(false)
-		data := f.encode()
-		sl.snapSize.Store(int64(len(data)))
 		if b.wait(context.Background()) != nil {
 			return // the journal failed; the store is unusable anyway
 		}
-		if err := writeSnapshot(sl.dir, data, f.Offset); err != nil {
+		if err := writeSnapshot(sl.dir, f); err != nil {
 			s.opts.Logger.Warn("memstore: writing snapshot failed; the journal still has everything", "event", sl.ev.id, "err", err)
 		}
+		sl.snapSize.Store(f.size)
 	}()
 }
 
-// capture copies the event's state as of the journal's current end.
-// Holds and orders are copied by value (they change later); the
-// definition and idempotency records never change once made.
+// capture copies the event's state as of the journal's current end. Holds,
+// orders, idempotency records and the definition are never changed once
+// made (see hold.changed), so their pointers are enough; the rows are
+// copied.
 func (sl *slot) capture() *snapshotFile {
 	e := sl.ev
 	f := &snapshotFile{Format: snapshotFormat, Event: e.id, Offset: sl.j.appended(), Def: e.def,
 		Rows: make([][]string, len(e.sections)), Pools: make([][2]int, len(e.pools)),
-		Holds: make([]hold, 0, len(e.holds)), Orders: make([]order, 0, len(e.orders)),
+		Holds: make([]*hold, 0, len(e.holds)), Orders: make([]*order, 0, len(e.orders)),
 		Idem: make([]*idemRec, 0, len(e.idem))}
 	for i, s := range e.sections {
 		f.Rows[i] = make([]string, len(s.rows))
@@ -80,10 +85,10 @@ func (sl *slot) capture() *snapshotFile {
 		f.Pools[i] = [2]int{p.held, p.sold}
 	}
 	for _, h := range e.holds {
-		f.Holds = append(f.Holds, *h)
+		f.Holds = append(f.Holds, h)
 	}
 	for _, o := range e.orders {
-		f.Orders = append(f.Orders, *o)
+		f.Orders = append(f.Orders, o)
 	}
 	for _, r := range e.idem {
 		f.Idem = append(f.Idem, r)
@@ -91,36 +96,166 @@ func (sl *slot) capture() *snapshotFile {
 	return f
 }
 
-func (f *snapshotFile) encode() []byte {
-	data, err := json.Marshal(f)
-	if err != nil {
-		panic("memstore: encoding snapshot: " + err.Error()) // plain data: cannot fail
+// encode writes the snapshot as JSON, the form readSnapshot reads with
+// encoding/json. Holds and orders, nearly all of it, are appended by hand
+// in one buffer that is flushed as it fills: reflection over hundreds of
+// thousands of them took a core for most of a second.
+func (f *snapshotFile) encode(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	b := make([]byte, 0, 64<<10)
+	flush := func() error {
+		_, err := bw.Write(b)
+		b = b[:0]
+		return err
 	}
-	return data
+	raw := func(name string, v any) error {
+		data, err := json.Marshal(v)
+		b = append(jsonenc.Key(b, name), data...)
+		return err
+	}
+	b = append(b, '{')
+	b = jsonenc.Int(jsonenc.Key(b, "format"), int64(f.Format))
+	b = jsonenc.String(jsonenc.Key(b, "event"), f.Event)
+	b = jsonenc.Int(jsonenc.Key(b, "offset"), f.Offset)
+	if err := errors.Join(raw("def", f.Def), raw("rows", f.Rows), raw("pools", f.Pools)); err != nil {
+		return err
+	}
+	b = jsonenc.Key(b, "holds")
+	if f.Holds == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+	}
+	for i, h := range f.Holds {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendHold(b, h)
+		if len(b) > 60<<10 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if f.Holds != nil {
+		b = append(b, ']')
+	}
+	b = jsonenc.Key(b, "orders")
+	if f.Orders == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+	}
+	for i, o := range f.Orders {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendOrder(b, o)
+		if len(b) > 60<<10 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if f.Orders != nil {
+		b = append(b, ']')
+	}
+	if err := raw("idem", f.Idem); err != nil {
+		return err
+	}
+	b = append(b, '}')
+	if err := flush(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// appendHold and appendOrder write what encoding/json would for *hold and
+// *order (TestSnapshotEncoding).
+func appendHold(b []byte, h *hold) []byte {
+	b = append(b, '{')
+	b = jsonenc.String(jsonenc.Key(b, "id"), h.ID)
+	b = jsonenc.String(jsonenc.Key(b, "user"), h.User)
+	if len(h.Seats) > 0 {
+		b = jsonenc.Strings(jsonenc.Key(b, "seats"), h.Seats)
+	}
+	if h.Pool != "" {
+		b = jsonenc.String(jsonenc.Key(b, "pool"), h.Pool)
+	}
+	b = jsonenc.Int(jsonenc.Key(b, "qty"), int64(h.Qty))
+	b = jsonenc.Int(jsonenc.Key(b, "price"), h.Price)
+	b = jsonenc.Int(jsonenc.Key(b, "created"), h.Created)
+	b = jsonenc.Int(jsonenc.Key(b, "exp"), h.Expires)
+	b = jsonenc.String(jsonenc.Key(b, "status"), string(h.Status))
+	if h.Order != "" {
+		b = jsonenc.String(jsonenc.Key(b, "order"), h.Order)
+	}
+	if h.Ended != 0 {
+		b = jsonenc.Int(jsonenc.Key(b, "ended"), h.Ended)
+	}
+	return append(b, '}')
+}
+
+func appendOrder(b []byte, o *order) []byte {
+	b = append(b, '{')
+	b = jsonenc.String(jsonenc.Key(b, "id"), o.ID)
+	b = jsonenc.String(jsonenc.Key(b, "hold"), o.Hold)
+	b = jsonenc.String(jsonenc.Key(b, "user"), o.User)
+	if len(o.Seats) > 0 {
+		b = jsonenc.Strings(jsonenc.Key(b, "seats"), o.Seats)
+	}
+	if o.Pool != "" {
+		b = jsonenc.String(jsonenc.Key(b, "pool"), o.Pool)
+	}
+	b = jsonenc.Int(jsonenc.Key(b, "qty"), int64(o.Qty))
+	b = jsonenc.Int(jsonenc.Key(b, "price"), o.Price)
+	if o.PayRef != "" {
+		b = jsonenc.String(jsonenc.Key(b, "pay"), o.PayRef)
+	}
+	b = jsonenc.String(jsonenc.Key(b, "status"), string(o.Status))
+	b = jsonenc.Int(jsonenc.Key(b, "confirmed"), o.Confirmed)
+	if o.Cancelled != 0 {
+		b = jsonenc.Int(jsonenc.Key(b, "cancelled"), o.Cancelled)
+	}
+	return append(b, '}')
 }
 
 // writeSnapshot replaces the snapshot atomically.
-func writeSnapshot(dir string, data []byte, off int64) error {
+func writeSnapshot(dir string, f *snapshotFile) error {
 	tmp := filepath.Join(dir, "snapshot.tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
+	cw := &countingWriter{w: out}
+	if err := f.encode(cw); err != nil {
+		out.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
+	f.size = cw.n
+	if err := out.Sync(); err != nil {
+		out.Close()
 		return err
 	}
-	if err := f.Close(); err != nil {
+	if err := out.Close(); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, filepath.Join(dir, "snapshot")); err != nil {
 		return err
 	}
 	return syncDir(dir)
+}
+
+// countingWriter counts what passes through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // readSnapshot loads an event's snapshot; a missing one yields nil and 0.
@@ -156,8 +291,7 @@ func readSnapshot(dir, id string) (*event, int64, error) {
 	for i, p := range e.pools {
 		p.held, p.sold = f.Pools[i][0], f.Pools[i][1]
 	}
-	for i := range f.Holds {
-		h := &f.Holds[i]
+	for _, h := range f.Holds {
 		e.holds[h.ID] = h
 		switch h.Status {
 		case inventory.HoldHeld:
@@ -165,8 +299,7 @@ func readSnapshot(dir, id string) (*event, int64, error) {
 			heap.Push(&e.expiries, expiry{at: h.Expires, hold: h})
 		}
 	}
-	for i := range f.Orders {
-		o := &f.Orders[i]
+	for _, o := range f.Orders {
 		e.orders[o.ID] = o
 		if h := e.holds[o.Hold]; h != nil {
 			o.Seats = h.Seats // share, as live operation does
@@ -176,8 +309,8 @@ func readSnapshot(dir, id string) (*event, int64, error) {
 		}
 	}
 	var finished []*hold
-	for i := range f.Holds {
-		if h := &f.Holds[i]; h.Status == inventory.HoldReleased || h.Status == inventory.HoldExpired {
+	for _, h := range f.Holds {
+		if h.Status == inventory.HoldReleased || h.Status == inventory.HoldExpired {
 			finished = append(finished, h)
 		}
 	}

@@ -177,7 +177,7 @@ func (s *Store) Close() error {
 		if sl.j.failed() == nil && sl.records > 0 {
 			f := sl.capture()
 			if err := sl.j.barrier().wait(context.Background()); err == nil {
-				errs = append(errs, writeSnapshot(sl.dir, f.encode(), f.Offset))
+				errs = append(errs, writeSnapshot(sl.dir, f))
 			}
 		}
 		errs = append(errs, sl.j.close())
@@ -707,7 +707,7 @@ func (s *Store) Cancel(ctx context.Context, id, orderID string, req inventory.Ca
 			t.commit(&record{Op: opCancel, At: t.now, Actor: req.Actor, Hold: o.Hold, Order: o.ID, User: o.User,
 				Seats: o.Seats, Pool: o.Pool, Qty: o.Qty, Reason: req.Reason})
 		}
-		out = t.e.orderView(o)
+		out = t.e.orderView(t.e.orders[orderID]) // commit replaced the order (copy-on-write)
 		return nil
 	})
 	return out, err
