@@ -10,8 +10,9 @@
 //
 // A failure to reach the sidecar (or to read its answer) is a
 // *TransportError: the request may or may not have been applied, so
-// retry with the same Idempotency-Key. It is never reported as
-// inventory.ErrUnavailable, which promises that nothing changed.
+// retry with the same Idempotency-Key. It is kept apart from
+// inventory.ErrUnavailable, which is the sidecar's own answer that its
+// store could not serve the request.
 //
 // It is not a store of its own and not the reaper: Reap is refused with
 // ErrReapNotSupported because the sidecar reaps expired holds by itself.

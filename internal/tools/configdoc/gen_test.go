@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -118,34 +116,20 @@ func TestReplaceBlock(t *testing.T) {
 }
 
 // TestREADME checks that the reference in the README is what Generate
-// prints. Until the README carries the markers it only runs when
-// WAITROOM_REQUIRE_CONFIG_DOC=1.
+// prints.
 func TestREADME(t *testing.T) {
 	t.Parallel()
 	root, err := moduleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := filepath.Join(root, "README.md")
-	require := os.Getenv("WAITROOM_REQUIRE_CONFIG_DOC") == "1"
-	data, err := os.ReadFile(readme)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	var got string
-	ok := false
-	if err == nil {
-		got, ok = block(string(data))
-	}
+	got, ok := block(string(data))
 	if !ok {
-		why := "README.md does not exist"
-		if err == nil {
-			why = "README.md has no " + startMarker + " ... " + endMarker + " block"
-		}
-		if require {
-			t.Fatalf("%s; add the markers and run: go run ./internal/tools/configdoc -w README.md", why)
-		}
-		t.Skipf("%s (set WAITROOM_REQUIRE_CONFIG_DOC=1 to make that a failure)", why)
+		t.Fatal("README.md lacks the config-reference markers; add them and run: go run ./internal/tools/configdoc -w README.md")
 	}
 	want, err := Generate()
 	if err != nil {
