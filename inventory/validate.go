@@ -213,6 +213,22 @@ func (d *EventDef) Validate() error {
 	return p.err()
 }
 
+// PrepareEvent checks everything a store needs to define event id with
+// def on behalf of actor, and returns the definition in the form stores
+// keep (Normalized). Every store calls it first.
+func PrepareEvent(id string, def EventDef, actor string) (EventDef, error) {
+	if !ValidEventID(id) {
+		return def, Errorf(ErrInvalid, "event: must be 1-%d characters from [A-Za-z0-9_.-], starting with a letter or digit", MaxEventIDLen)
+	}
+	if err := def.Validate(); err != nil {
+		return def, err
+	}
+	if !ValidActor(actor) {
+		return def, Errorf(ErrInvalid, "actor: must be at most %d characters without control characters", MaxActorLen)
+	}
+	return def.Normalized(), nil
+}
+
 // Normalized returns a copy of d with defaults filled in and nil slices
 // made empty, the form stores keep.
 func (d EventDef) Normalized() EventDef {

@@ -208,7 +208,12 @@ func (s *Store) slot(id string) (*slot, error) {
 // tx runs fn with the event locked after expiring every due hold, then
 // waits until every change it saw or made is durable.
 func (s *Store) tx(ctx context.Context, id string, fn func(t *txn) error) error {
-	return s.run(ctx, id, -1, fn)
+	return s.run(ctx, id, -1, func(t *txn) error {
+		if err := defined(t.e); err != nil {
+			return err
+		}
+		return fn(t)
+	})
 }
 
 // run is tx with a bound on how many due holds are expired first (-1: all).
@@ -297,6 +302,21 @@ func (t *txn) remember(key, fp string, res *idemResult) {
 	}
 }
 
+// hold and order look a record up by id.
+func (t *txn) hold(id string) (*hold, error) {
+	if h := t.e.holds[id]; h != nil {
+		return h, nil
+	}
+	return nil, inventory.Errorf(inventory.ErrHoldNotFound, "hold %q does not exist", id)
+}
+
+func (t *txn) order(id string) (*order, error) {
+	if o := t.e.orders[id]; o != nil {
+		return o, nil
+	}
+	return nil, inventory.Errorf(inventory.ErrOrderNotFound, "order %q does not exist", id)
+}
+
 // replay returns a remembered outcome for key, or nil.
 func (t *txn) replay(key, fp string) (*idemResult, error) {
 	if key == "" {
@@ -317,21 +337,15 @@ func (t *txn) replay(key, fp string) (*idemResult, error) {
 
 // PutEvent implements inventory.Store.
 func (s *Store) PutEvent(ctx context.Context, id string, def inventory.EventDef, actor string) (inventory.Event, error) {
-	if !inventory.ValidEventID(id) {
-		return inventory.Event{}, inventory.Errorf(inventory.ErrInvalid, "event: must be 1-%d characters from [A-Za-z0-9_.-], starting with a letter or digit", inventory.MaxEventIDLen)
-	}
-	if err := def.Validate(); err != nil {
+	def, err := inventory.PrepareEvent(id, def, actor)
+	if err != nil {
 		return inventory.Event{}, err
 	}
-	if !inventory.ValidActor(actor) {
-		return inventory.Event{}, inventory.Errorf(inventory.ErrInvalid, "actor: must be at most %d characters without control characters", inventory.MaxActorLen)
-	}
-	def = def.Normalized()
 	if err := s.create(id); err != nil {
 		return inventory.Event{}, err
 	}
 	var out inventory.Event
-	err := s.tx(ctx, id, func(t *txn) error {
+	err = s.run(ctx, id, -1, func(t *txn) error {
 		if t.e.secByID != nil || t.e.poolByID != nil {
 			if seats, pools := t.e.conflicts(&def); len(seats) > 0 || len(pools) > 0 {
 				if len(seats) > 100 {
@@ -382,9 +396,6 @@ func (s *Store) create(id string) error {
 func (s *Store) Event(ctx context.Context, id string) (inventory.Event, error) {
 	var out inventory.Event
 	err := s.tx(ctx, id, func(t *txn) error {
-		if t.e.secByID == nil {
-			return inventory.Errorf(inventory.ErrEventNotFound, "event %q is not defined", id)
-		}
 		out = t.e.eventView()
 		return nil
 	})
@@ -415,9 +426,6 @@ func (s *Store) Hold(ctx context.Context, id string, req inventory.HoldRequest) 
 	}
 	var out inventory.Hold
 	err := s.tx(ctx, id, func(t *txn) error {
-		if err := defined(t.e); err != nil {
-			return err
-		}
 		var fp string
 		if req.IdempotencyKey != "" {
 			fp = req.Fingerprint()
@@ -575,12 +583,9 @@ func notEnough(free, qty int) error {
 func (s *Store) GetHold(ctx context.Context, id, holdID string) (inventory.Hold, error) {
 	var out inventory.Hold
 	err := s.tx(ctx, id, func(t *txn) error {
-		if err := defined(t.e); err != nil {
+		h, err := t.hold(holdID)
+		if err != nil {
 			return err
-		}
-		h := t.e.holds[holdID]
-		if h == nil {
-			return inventory.Errorf(inventory.ErrHoldNotFound, "hold %q does not exist", holdID)
 		}
 		out = t.e.holdView(h)
 		return nil
@@ -595,9 +600,6 @@ func (s *Store) Confirm(ctx context.Context, id, holdID string, req inventory.Co
 	}
 	var out inventory.Order
 	err := s.tx(ctx, id, func(t *txn) error {
-		if err := defined(t.e); err != nil {
-			return err
-		}
 		fp := req.Fingerprint(holdID)
 		if res, err := t.replay(req.IdempotencyKey, fp); err != nil || res != nil {
 			if res != nil && res.Order != nil {
@@ -606,11 +608,10 @@ func (s *Store) Confirm(ctx context.Context, id, holdID string, req inventory.Co
 			}
 			return err
 		}
-		h := t.e.holds[holdID]
-		if h == nil {
-			return inventory.Errorf(inventory.ErrHoldNotFound, "hold %q does not exist", holdID)
+		h, err := t.hold(holdID)
+		if err != nil {
+			return err
 		}
-		var err error
 		switch h.Status {
 		case inventory.HoldConfirmed:
 			o := t.e.orders[h.Order]
@@ -652,9 +653,6 @@ func (s *Store) Release(ctx context.Context, id, holdID string, req inventory.Re
 	}
 	var out inventory.Release
 	err := s.tx(ctx, id, func(t *txn) error {
-		if err := defined(t.e); err != nil {
-			return err
-		}
 		fp := req.Fingerprint(holdID)
 		if res, err := t.replay(req.IdempotencyKey, fp); err != nil || res != nil {
 			if res != nil && res.Release != nil {
@@ -663,9 +661,9 @@ func (s *Store) Release(ctx context.Context, id, holdID string, req inventory.Re
 			}
 			return err
 		}
-		h := t.e.holds[holdID]
-		if h == nil {
-			return inventory.Errorf(inventory.ErrHoldNotFound, "hold %q does not exist", holdID)
+		h, err := t.hold(holdID)
+		if err != nil {
+			return err
 		}
 		switch h.Status {
 		case inventory.HoldConfirmed:
@@ -696,12 +694,9 @@ func (s *Store) Cancel(ctx context.Context, id, orderID string, req inventory.Ca
 	}
 	var out inventory.Order
 	err := s.tx(ctx, id, func(t *txn) error {
-		if err := defined(t.e); err != nil {
+		o, err := t.order(orderID)
+		if err != nil {
 			return err
-		}
-		o := t.e.orders[orderID]
-		if o == nil {
-			return inventory.Errorf(inventory.ErrOrderNotFound, "order %q does not exist", orderID)
 		}
 		if o.Status == inventory.OrderConfirmed {
 			t.commit(&record{Op: opCancel, At: t.now, Actor: req.Actor, Hold: o.Hold, Order: o.ID, User: o.User,
@@ -717,12 +712,9 @@ func (s *Store) Cancel(ctx context.Context, id, orderID string, req inventory.Ca
 func (s *Store) GetOrder(ctx context.Context, id, orderID string) (inventory.Order, error) {
 	var out inventory.Order
 	err := s.tx(ctx, id, func(t *txn) error {
-		if err := defined(t.e); err != nil {
+		o, err := t.order(orderID)
+		if err != nil {
 			return err
-		}
-		o := t.e.orders[orderID]
-		if o == nil {
-			return inventory.Errorf(inventory.ErrOrderNotFound, "order %q does not exist", orderID)
 		}
 		out = t.e.orderView(o)
 		return nil
@@ -734,9 +726,6 @@ func (s *Store) GetOrder(ctx context.Context, id, orderID string) (inventory.Ord
 func (s *Store) Availability(ctx context.Context, id string) (inventory.Availability, error) {
 	var out inventory.Availability
 	err := s.tx(ctx, id, func(t *txn) error {
-		if err := defined(t.e); err != nil {
-			return err
-		}
 		out = t.e.availability()
 		return nil
 	})
@@ -747,9 +736,6 @@ func (s *Store) Availability(ctx context.Context, id string) (inventory.Availabi
 func (s *Store) SeatMap(ctx context.Context, id, sectionID string) (inventory.SeatMap, error) {
 	var out inventory.SeatMap
 	err := s.tx(ctx, id, func(t *txn) error {
-		if err := defined(t.e); err != nil {
-			return err
-		}
 		sec := t.e.secByID[sectionID]
 		if sec == nil {
 			return inventory.Errorf(inventory.ErrSectionNotFound, "section %q is not defined", sectionID)
@@ -796,7 +782,7 @@ func (s *Store) Reap(ctx context.Context, id string, max int) (int, error) {
 	n := 0
 	err := s.run(ctx, id, max, func(t *txn) error {
 		n = t.expired
-		return nil
+		return defined(t.e)
 	})
 	return n, err
 }
@@ -820,7 +806,7 @@ func (s *Store) Audit(ctx context.Context, id, after string, limit int) (invento
 		return inventory.AuditPage{}, err
 	}
 	// Wait until what exists now is durable, then read the durable prefix.
-	if err := s.tx(ctx, id, func(t *txn) error { return defined(t.e) }); err != nil {
+	if err := s.tx(ctx, id, func(*txn) error { return nil }); err != nil {
 		return inventory.AuditPage{}, err
 	}
 	page := inventory.AuditPage{Event: id, Entries: []inventory.AuditEntry{}, Next: strconv.FormatInt(off, 10)}

@@ -300,16 +300,10 @@ func badEvent(id string) error {
 
 // PutEvent implements inventory.Store.
 func (s *Store) PutEvent(ctx context.Context, id string, def inventory.EventDef, actor string) (inventory.Event, error) {
-	if !inventory.ValidEventID(id) {
-		return inventory.Event{}, inventory.Errorf(inventory.ErrInvalid, "event: must be 1-%d characters from [A-Za-z0-9_.-], starting with a letter or digit", inventory.MaxEventIDLen)
-	}
-	if err := def.Validate(); err != nil {
+	def, err := inventory.PrepareEvent(id, def, actor)
+	if err != nil {
 		return inventory.Event{}, err
 	}
-	if !inventory.ValidActor(actor) {
-		return inventory.Event{}, inventory.Errorf(inventory.ErrInvalid, "actor: must be at most %d characters without control characters", inventory.MaxActorLen)
-	}
-	def = def.Normalized()
 	raw, err := json.Marshal(def)
 	if err != nil {
 		return inventory.Event{}, err
