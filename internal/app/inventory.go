@@ -65,9 +65,8 @@ func redisClient(cfg config.Redis) (redis.UniversalClient, error) {
 }
 
 // RunInventory runs the seat-hold sidecar on ln until ctx ends: the HTTP
-// API over the configured store, and the reaper. ready, when not nil, is
-// called once the API accepts requests.
-func RunInventory(ctx context.Context, cfg config.Inventory, log *slog.Logger, ln net.Listener, ready func()) error {
+// API over the configured store, and the reaper.
+func RunInventory(ctx context.Context, cfg config.Inventory, log *slog.Logger, ln net.Listener) error {
 	store, closeStore, err := OpenInventoryStore(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -88,9 +87,6 @@ func RunInventory(ctx context.Context, cfg config.Inventory, log *slog.Logger, l
 	go func() { defer close(reaped); reaper.Run(rctx) }()
 
 	log.Info("inventory sidecar listening", "addr", ln.Addr().String(), "store", string(cfg.Store))
-	if ready != nil {
-		ready()
-	}
 	serveErr := srv.Serve(ctx, ln)
 	stopReaper()
 	<-reaped

@@ -86,7 +86,7 @@ func runInventory(ctx context.Context, args []string, s stdio) int {
 		fmt.Fprintf(s.stderr, "waitroom inventory: %v\n", err)
 		return exitError
 	}
-	if err := app.RunInventory(ctx, *inv, log, ln, nil); err != nil {
+	if err := app.RunInventory(ctx, *inv, log, ln); err != nil {
 		log.Error("inventory sidecar stopped", "err", err)
 		return exitError
 	}
