@@ -11,6 +11,8 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+
+	"github.com/waitroom/waitroom/internal/fsutil"
 )
 
 // The journal is an append-only file of framed records:
@@ -211,7 +213,7 @@ func (j *journal) run() {
 
 		_, err := j.f.Write(b.buf)
 		if err == nil {
-			err = datasync(j.f)
+			err = fsutil.Datasync(j.f)
 		}
 		j.mu.Lock()
 		if err != nil && j.err == nil {

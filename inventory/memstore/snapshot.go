@@ -12,7 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
+
+	"github.com/waitroom/waitroom/internal/fsutil"
 
 	"github.com/waitroom/waitroom/internal/jsonenc"
 	"github.com/waitroom/waitroom/inventory"
@@ -243,7 +244,7 @@ func writeSnapshot(dir string, f *snapshotFile) error {
 	if err := os.Rename(tmp, filepath.Join(dir, "snapshot")); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return fsutil.SyncDir(dir)
 }
 
 // countingWriter counts what passes through it.
@@ -334,31 +335,4 @@ func cmpInt(a, b int64) int {
 		return 1
 	}
 	return 0
-}
-
-// syncDir makes a directory's entries (new or renamed files) durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if e := d.Close(); err == nil {
-		err = e
-	}
-	return err
-}
-
-// lockDir takes an exclusive lock on dir so that two processes never
-// write the same journals.
-func lockDir(dir string) (func() error, error) {
-	f, err := os.OpenFile(filepath.Join(dir, "LOCK"), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("memstore: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("memstore: data directory %s is in use by another process", dir)
-	}
-	return f.Close, nil
 }

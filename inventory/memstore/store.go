@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/waitroom/waitroom/internal/fsutil"
+
 	"github.com/waitroom/waitroom/inventory"
 )
 
@@ -95,9 +97,9 @@ func Open(opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(opts.Dir, "events"), 0o700); err != nil {
 		return nil, fmt.Errorf("memstore: %w", err)
 	}
-	unlock, err := lockDir(opts.Dir)
+	unlock, err := fsutil.LockDir(opts.Dir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("memstore: %w", err)
 	}
 	s := &Store{opts: opts, unlock: unlock, events: map[string]*slot{}}
 	entries, err := os.ReadDir(filepath.Join(opts.Dir, "events"))
@@ -377,14 +379,14 @@ func (s *Store) create(id string) error {
 		s.opts.Logger.Error("memstore: creating event directory", "event", id, "err", err)
 		return s.unavailable(err)
 	}
-	if err := syncDir(filepath.Dir(dir)); err != nil {
+	if err := fsutil.SyncDir(filepath.Dir(dir)); err != nil {
 		return s.unavailable(err)
 	}
 	j, err := openJournal(filepath.Join(dir, "journal"), 0, nil)
 	if err != nil {
 		return s.unavailable(err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := fsutil.SyncDir(dir); err != nil {
 		j.close()
 		return s.unavailable(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/waitroom/waitroom/internal/redispersist"
 	"github.com/waitroom/waitroom/inventory"
 )
 
@@ -133,41 +134,28 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// checkPersistence reads appendonly and appendfsync from every master.
+// checkPersistence reads appendonly and appendfsync from every master:
+// a master without the AOF fails New when persistence is required and
+// gets a loud error otherwise.
 func (s *Store) checkPersistence(ctx context.Context, require bool) error {
-	check := func(ctx context.Context, c *redis.Client) error {
-		cfg, err := c.ConfigGet(ctx, "append*").Result()
-		if err != nil {
-			s.log.Warn("redisstore: cannot read the Redis persistence settings (CONFIG GET refused); make sure the inventory Redis runs with appendonly yes and appendfsync always", "addr", c.Options().Addr, "err", err)
-			return nil
-		}
-		if cfg["appendonly"] != "yes" {
-			if require {
-				return fmt.Errorf("redisstore: Redis at %s has appendonly off: acknowledged holds and sales would be lost on a restart (set appendonly yes, appendfsync always)", c.Options().Addr)
-			}
-			s.log.Error("redisstore: *** THE INVENTORY REDIS HAS NO PERSISTENCE *** (appendonly no): a Redis restart loses acknowledged holds and SALES; run it with appendonly yes and appendfsync always", "addr", c.Options().Addr)
-		} else if cfg["appendfsync"] != "always" {
-			s.log.Warn("redisstore: the inventory Redis fsyncs its AOF only "+cfg["appendfsync"]+": a crash can lose the last acknowledged sales; use appendfsync always", "addr", c.Options().Addr)
-		}
-		return nil
+	nodes, err := redispersist.Check(ctx, s.c)
+	if err != nil {
+		s.log.Warn("redisstore: cannot list the Redis masters to check their persistence; make sure the inventory Redis runs with appendonly yes and appendfsync always", "err", err)
 	}
-	switch c := s.c.(type) {
-	case *redis.ClusterClient:
-		var mu sync.Mutex
-		var errs []error
-		err := c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
-			if err := check(ctx, n); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-			return nil
-		})
-		return errors.Join(append(errs, err)...)
-	case *redis.Client:
-		return check(ctx, c)
+	var errs []error
+	for _, n := range nodes {
+		switch {
+		case n.Err != nil:
+			s.log.Warn("redisstore: cannot read the Redis persistence settings (CONFIG GET refused); make sure the inventory Redis runs with appendonly yes and appendfsync always", "addr", n.Addr, "err", n.Err)
+		case !n.AOF() && require:
+			errs = append(errs, fmt.Errorf("redisstore: Redis at %s has appendonly off: acknowledged holds and sales would be lost on a restart (set appendonly yes, appendfsync always)", n.Addr))
+		case !n.AOF():
+			s.log.Error("redisstore: *** THE INVENTORY REDIS HAS NO PERSISTENCE *** (appendonly no): a Redis restart loses acknowledged holds and SALES; run it with appendonly yes and appendfsync always", "addr", n.Addr)
+		case !n.FsyncAlways():
+			s.log.Warn("redisstore: the inventory Redis fsyncs its AOF only "+n.AppendFsync+": a crash can lose the last acknowledged sales; use appendfsync always", "addr", n.Addr)
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Ping implements inventory.Store.

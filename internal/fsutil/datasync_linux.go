@@ -1,11 +1,11 @@
-package memstore
+package fsutil
 
 import (
 	"os"
 	"syscall"
 )
 
-// datasync makes f's data durable. fdatasync skips flushing metadata that
+// Datasync makes f's data durable. fdatasync skips flushing metadata that
 // reading the data back does not need (timestamps), which makes the group
 // commit's wait measurably shorter; a grown file's size is still flushed.
-func datasync(f *os.File) error { return syscall.Fdatasync(int(f.Fd())) }
+func Datasync(f *os.File) error { return syscall.Fdatasync(int(f.Fd())) }
