@@ -1,0 +1,94 @@
+package admission
+
+import (
+	"context"
+	"time"
+)
+
+// Draw records the draw of one lane's tranche: its members, ordered by
+// HMAC-SHA256(Seed, visitor id), got the numbers First..First+Count-1.
+// The order itself is not stored: anyone with the members and the seed
+// recomputes it (see Order).
+type Draw struct {
+	Tranche int       `json:"tranche"`
+	Seed    []byte    `json:"seed"`
+	First   uint64    `json:"first"`
+	Count   uint64    `json:"count"`
+	At      time.Time `json:"at"`
+}
+
+// Next is the first number after the draw.
+func (d Draw) Next() uint64 { return d.First + d.Count }
+
+// Store is the durable state of the queues of every event. The engine
+// keeps the hot state (serving counters, drawn orders, liveness) in memory
+// and uses the store for what must survive a restart or be shared by
+// replicas. Implementations are safe for concurrent use; with redisstore,
+// by several processes.
+//
+// Durability: AppendMember, Seed, RecordDraw, Advance, Revoke, UseInvite
+// and SetControl are durable when they return. Claim and SaveController
+// may be batched (flushed at least once a second and on Close): losing the
+// last second of them after a crash only blurs a measurement.
+type Store interface {
+	// AppendMember records v in a lane's tranche. Appending the same
+	// visitor twice may keep both; the draw drops duplicates.
+	AppendMember(ctx context.Context, event, lane string, tranche int, v VisitorID) error
+	// Members returns a tranche's members in the order they were appended.
+	Members(ctx context.Context, event, lane string, tranche int) ([]VisitorID, error)
+	// MemberCount returns how many members a tranche has (duplicates included).
+	MemberCount(ctx context.Context, event, lane string, tranche int) (int, error)
+
+	// Seed stores proposal as the tranche's seed unless one is stored
+	// already, and returns the stored one: the first writer wins, so
+	// replicas agree on one seed per tranche.
+	Seed(ctx context.Context, event, lane string, tranche int, proposal []byte) ([]byte, error)
+
+	// RecordDraw appends a lane's draw record. d.Tranche must follow the
+	// last recorded draw of the lane (any tranche after it: empty
+	// tranches are skipped) and d.First must equal the last draw's Next()
+	// (1 for the first); a record identical to one already stored
+	// succeeds; anything else is ErrDrawConflict.
+	RecordDraw(ctx context.Context, event, lane string, d Draw) error
+	// Draws returns a lane's draw records with Tranche > after, in order.
+	Draws(ctx context.Context, event, lane string, after int) ([]Draw, error)
+
+	// Advance raises a lane's serving counter to at least to and returns
+	// its value (it never goes down).
+	Advance(ctx context.Context, event, lane string, to uint64) (uint64, error)
+	// Serving returns every lane's serving counter (absent lanes: 0).
+	Serving(ctx context.Context, event string) (map[string]uint64, error)
+
+	// Claim notes that the visitor with number n came for their turn
+	// (their pass was minted). Claimed reports, for numbers from..to
+	// inclusive, which were claimed (index i is number from+i).
+	Claim(ctx context.Context, event, lane string, n uint64) error
+	Claimed(ctx context.Context, event, lane string, from, to uint64) ([]bool, error)
+
+	// Revoke bars a pass (by its id) until its expiry; Revocations lists
+	// the bars still in force.
+	Revoke(ctx context.Context, event, passID string, until time.Time) error
+	Revocations(ctx context.Context, event string) (map[string]time.Time, error)
+
+	// UseInvite marks an invite code used, reporting whether this was its
+	// first use. Uses are remembered at least until forget.
+	UseInvite(ctx context.Context, event, code string, forget time.Time) (first bool, err error)
+
+	// SetControl and Control store and read an operator's overrides.
+	SetControl(ctx context.Context, event string, c Control) error
+	Control(ctx context.Context, event string) (Control, error)
+
+	// SaveController and LoadController keep the controller's state, so a
+	// new leader carries on where the old one stopped (nil: none saved).
+	SaveController(ctx context.Context, event string, state []byte) error
+	LoadController(ctx context.Context, event string) ([]byte, error)
+
+	// Lease makes holder the event's leader for ttl, or renews its lease,
+	// and reports whether holder is the leader now. The leader runs draws
+	// and the controller; the others follow. An embedded store has one
+	// process, which always leads.
+	Lease(ctx context.Context, event, holder string, ttl time.Duration) (bool, error)
+
+	// Close flushes what is batched and releases resources.
+	Close() error
+}

@@ -1,0 +1,222 @@
+package admission
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"time"
+)
+
+// VisitorID is a visitor's identity in one event: 128 random bits minted
+// by waitroom at join, never chosen by the visitor.
+type VisitorID [16]byte
+
+// NewVisitorID returns a fresh random visitor id.
+func NewVisitorID() VisitorID {
+	var v VisitorID
+	if _, err := rand.Read(v[:]); err != nil {
+		panic("admission: no randomness: " + err.Error())
+	}
+	return v
+}
+
+// String is the id in lower-case hex (32 characters).
+func (v VisitorID) String() string { return hex.EncodeToString(v[:]) }
+
+// ParseVisitorID reads the hex form.
+func ParseVisitorID(s string) (VisitorID, error) {
+	var v VisitorID
+	if len(s) != 32 {
+		return v, ErrBadVisitor
+	}
+	if _, err := hex.Decode(v[:], []byte(s)); err != nil {
+		return v, ErrBadVisitor
+	}
+	return v, nil
+}
+
+// State is where an event's queue is in its life.
+type State string
+
+// Event states. Paused is set by an operator and stops admissions (and
+// nothing else); closed and sold_out are final for the queue.
+const (
+	StateScheduled State = "scheduled" // before queue_opens_at
+	StatePrequeue  State = "prequeue"  // queue open, before on_sale_at
+	StateSelling   State = "selling"   // on sale: tranches drawn, visitors admitted
+	StateSoldOut   State = "sold_out"  // the linked inventory has nothing left
+	StateClosed    State = "closed"    // after closes_at, or closed by an operator
+	StatePaused    State = "paused"    // an operator stopped admissions for now
+)
+
+// StatusKind is what a visitor's status call says.
+type StatusKind string
+
+// Status kinds, the contract of GET /_wr/api/status.
+const (
+	StatusScheduled      StatusKind = "scheduled"
+	StatusPrequeue       StatusKind = "prequeue"
+	StatusWaitingForDraw StatusKind = "waiting_for_draw"
+	StatusWaiting        StatusKind = "waiting"
+	StatusAdmitted       StatusKind = "admitted"
+	StatusSoldOut        StatusKind = "sold_out"
+	StatusPaused         StatusKind = "paused"
+	StatusClosed         StatusKind = "closed"
+)
+
+// PublicLane is the lane every event has.
+const PublicLane = "public"
+
+// Defaults of EventConfig.
+const (
+	DefaultTranche         = 5 * time.Second
+	DefaultSessionDuration = 10 * time.Minute
+	DefaultNoShowGrace     = 2 * time.Minute
+	DefaultTick            = time.Second
+	DefaultVisitorsPerSeat = 1.5
+	DefaultRefresh         = 5 * time.Second
+)
+
+// EventConfig is one event's queue: its schedule, lanes, caps and the
+// controller that sizes admission. It comes from the configuration file;
+// the engine does not change it (operators change Control instead).
+type EventConfig struct {
+	ID string
+	// QueueOpensAt is when visitors may join; OnSaleAt when the pre-queue
+	// is drawn and admission starts; ClosesAt (zero: never) when the queue
+	// closes.
+	QueueOpensAt, OnSaleAt, ClosesAt time.Time
+	// Tranche is how long the arrivals grouped into one draw span after
+	// the on-sale (default 5 s).
+	Tranche time.Duration
+	// SessionDuration is how long a pass is valid (default 10 min).
+	SessionDuration time.Duration
+	// NoShowGrace is how long a visitor whose number is reached may take
+	// to come (poll and take the pass) before counting as a no-show
+	// (default 2 min).
+	NoShowGrace time.Duration
+	// Lanes, besides the public lane (added when missing).
+	Lanes []LaneConfig
+	// Caps bound admission whatever the controller says.
+	Caps Caps
+	// VisitorsPerSeat bounds admitted-but-not-done visitors by the linked
+	// inventory's remaining seats times this factor (default 1.5).
+	VisitorsPerSeat float64
+	// InventoryEvent links the event to a seat-hold sidecar event ("": not
+	// linked; no inventory bound, no sold-out).
+	InventoryEvent string
+	// Controller tunes admission sized by measured origin throughput.
+	Controller ControllerConfig
+}
+
+// LaneConfig is a queue within an event with its own numbers and its own
+// share of each tick's admissions.
+type LaneConfig struct {
+	// Name is the lane's id ("public", "presale").
+	Name string
+	// Priority lanes are served first, in order, until they have nobody
+	// waiting; the other lanes then share what is left by Share.
+	Priority bool
+	// Share is this lane's weight among the non-priority lanes that have
+	// visitors waiting (e.g. 0.7 and 0.3). A lane with nobody waiting
+	// gives its share to the others.
+	Share float64
+	// Access controls who may join a non-public lane.
+	Access LaneAccess
+}
+
+// LaneAccess is how a visitor proves they belong in a presale lane:
+// either credential admits.
+type LaneAccess struct {
+	// InviteSecret verifies signed invite codes (each usable once).
+	InviteSecret []byte
+	// AccountSecret verifies account proofs (HMAC of event and account id
+	// by the origin); with Allowlist, the account must also be listed.
+	AccountSecret []byte
+	// Allowlist is the set of account ids admitted to the lane.
+	Allowlist *Allowlist
+}
+
+// Caps are hard limits from configuration (or an operator).
+type Caps struct {
+	// MaxActive caps visitors holding a valid pass at once (0: no cap).
+	MaxActive int
+	// MaxNewPerMinute caps newly admitted visitors per minute (0: no cap).
+	MaxNewPerMinute int
+}
+
+// ControllerConfig tunes the AIMD controller.
+type ControllerConfig struct {
+	// Tick is how often the controller runs (default 1 s).
+	Tick time.Duration
+	// TargetP95 is the origin latency the controller keeps admitted
+	// traffic under (default 800 ms).
+	TargetP95 time.Duration
+	// TargetErrorRate is the share of 5xx and timeouts tolerated (default 0.01).
+	TargetErrorRate float64
+	// InitialActive is the active-visitor limit at the start (default 50).
+	InitialActive int
+	// MinActive is the limit's floor (default 10).
+	MinActive int
+	// Increase is the additive step per tick while the origin is healthy
+	// (default: 5% of the limit, at least 2).
+	Increase int
+	// Decrease is the multiplicative factor when it is not (default 0.7).
+	Decrease float64
+}
+
+// Control is what an operator may change at run time.
+type Control struct {
+	Paused  bool `json:"paused,omitempty"`
+	Closed  bool `json:"closed,omitempty"`
+	SoldOut bool `json:"sold_out,omitempty"`
+	// Caps, when set, replace the configured caps.
+	Caps *Caps `json:"caps,omitempty"`
+}
+
+// Measurements are what the proxy measured of the origin's traffic from
+// admitted visitors during the last tick.
+type Measurements struct {
+	RequestRate float64       // requests per second
+	LatencyP50  time.Duration // of completed requests
+	LatencyP95  time.Duration
+	ErrorRate   float64 // share of requests that were 5xx or timed out
+	InFlight    int     // requests in progress
+	Active      int     // visitors with a valid pass seen recently
+	Completions int     // visitors who completed a purchase since the last tick
+}
+
+// Meter supplies an event's measurements each tick (the proxy, or a
+// simulated origin).
+type Meter interface {
+	Measure(event string, now time.Time) Measurements
+}
+
+// Inventory tells how many seats an event has left (the seat-hold
+// sidecar's availability). known is false when it cannot tell.
+type Inventory interface {
+	Remaining(event string) (remaining int, known bool)
+}
+
+// Errors.
+var (
+	ErrBadVisitor    = errors.New("admission: malformed visitor id")
+	ErrUnknownEvent  = errors.New("admission: unknown event")
+	ErrUnknownLane   = errors.New("admission: unknown lane")
+	ErrNotOpen       = errors.New("admission: the queue is not open")
+	ErrClosed        = errors.New("admission: the queue is closed")
+	ErrSoldOut       = errors.New("admission: sold out")
+	ErrNotAllowed    = errors.New("admission: credential does not admit to this lane")
+	ErrInviteUsed    = errors.New("admission: invite code already used")
+	ErrBadToken      = errors.New("admission: invalid token")
+	ErrExpiredToken  = errors.New("admission: expired token")
+	ErrWrongEvent    = errors.New("admission: token is for another event")
+	ErrWrongBinding  = errors.New("admission: token is bound to another device")
+	ErrRevoked       = errors.New("admission: pass revoked")
+	ErrDrawConflict  = errors.New("admission: draw does not follow the last one")
+	ErrStoreDown     = errors.New("admission: store unavailable")
+	ErrNotDrawnYet   = errors.New("admission: tranche not drawn yet")
+	ErrNotInTranche  = errors.New("admission: visitor not found in its tranche")
+	ErrNotLeader     = errors.New("admission: this replica does not hold the event's lease")
+	ErrBadCredential = errors.New("admission: malformed credential")
+)
