@@ -1,0 +1,125 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/admission/admissiontest"
+	"github.com/waitroom/waitroom/admission/redisstore"
+	"github.com/waitroom/waitroom/internal/redistest"
+)
+
+func newStore(t *testing.T, c redis.UniversalClient) *redisstore.Store {
+	t.Helper()
+	s, err := redisstore.New(context.Background(), redisstore.Options{Client: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{AppendOnly: true})
+	admissiontest.Run(t, admissiontest.Harness{
+		New: func(t *testing.T) admission.Store { return newStore(t, srv.Client()) },
+		// Reopen closes the store, crashes Redis (SIGKILL) and restarts it
+		// from its AOF.
+		Reopen: func(t *testing.T, s admission.Store) admission.Store {
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			srv.Restart()
+			return newStore(t, srv.Client())
+		},
+		SharedLease: true,
+	})
+}
+
+func TestConformanceCluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
+	t.Cleanup(func() { c.Close() })
+	admissiontest.Run(t, admissiontest.Harness{
+		New:         func(t *testing.T) admission.Store { return newStore(t, c) },
+		SharedLease: true,
+	})
+}
+
+// TestPersistenceWarning: New warns, loudly, about a Redis without an
+// AOF, and works all the same.
+func TestPersistenceWarning(t *testing.T) {
+	for _, tc := range []struct {
+		aof  bool
+		want string
+	}{{false, "NO PERSISTENCE"}, {true, ""}} {
+		srv := redistest.Start(t, redistest.Options{AppendOnly: tc.aof})
+		var log logBuffer
+		s, err := redisstore.New(context.Background(), redisstore.Options{Client: srv.Client(),
+			Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if tc.want == "" && log.String() != "" {
+			t.Fatalf("appendonly yes: New logged %q", log.String())
+		}
+		if tc.want != "" && !strings.Contains(log.String(), tc.want) {
+			t.Fatalf("appendonly no: New logged %q, want a line with %q", log.String(), tc.want)
+		}
+	}
+}
+
+// TestBadNames: ids that would break the key layout are refused.
+func TestBadNames(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	c := srv.Client()
+	if _, err := redisstore.New(context.Background(), redisstore.Options{Client: c, Prefix: "x{y}:", Logger: discard()}); err == nil {
+		t.Fatal("a prefix with braces was accepted")
+	}
+	s, err := redisstore.New(context.Background(), redisstore.Options{Client: c, Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, ev := range []string{"", "a}b", "{x"} {
+		if err := s.AppendMember(context.Background(), ev, "public", 0, admission.VisitorID{}); err == nil {
+			t.Fatalf("event id %q was accepted", ev)
+		}
+	}
+}
+
+// TestStoreDown: a Redis that is gone yields admission.ErrStoreDown.
+func TestStoreDown(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1})
+	t.Cleanup(func() { c.Close() })
+	s, err := redisstore.New(context.Background(), redisstore.Options{Client: c, Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	srv.Kill()
+	ctx := context.Background()
+	for name, err := range map[string]error{
+		"AppendMember": s.AppendMember(ctx, "ev", "public", 0, admission.VisitorID{}),
+		"Claim":        s.Claim(ctx, "ev", "public", 1),
+		"SetControl":   s.SetControl(ctx, "ev", admission.Control{}),
+	} {
+		if !errors.Is(err, admission.ErrStoreDown) {
+			t.Fatalf("%s with Redis down = %v, want ErrStoreDown", name, err)
+		}
+	}
+	if _, err := s.Advance(ctx, "ev", "public", 1); !errors.Is(err, admission.ErrStoreDown) {
+		t.Fatalf("Advance with Redis down = %v", err)
+	}
+}
+
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
