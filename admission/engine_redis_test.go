@@ -1,0 +1,106 @@
+package admission_test
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/admission/redisstore"
+	"github.com/waitroom/waitroom/internal/redistest"
+)
+
+// TestReplicasShareOneQueue runs two replicas over one Redis: only the
+// lease holder draws and admits, the other follows its counters and
+// draws and answers visitors the same way; when the holder dies the
+// other takes the lease (within leaseTicks ticks, 5 s here) and carries on.
+func TestReplicasShareOneQueue(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{AppendOnly: true})
+	clk := &clock{t: t0.Add(-10 * time.Second)}
+	m := &meter{}
+	m.m = admission.Measurements{LatencyP50: 20 * time.Millisecond, LatencyP95: 50 * time.Millisecond, RequestRate: 10}
+	replica := func(name string, seed byte) *admission.Engine {
+		s, err := redisstore.New(ctx, redisstore.Options{Client: srv.Client()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		e, err := admission.New(admission.Options{Store: s, Clock: clk.Now, Meter: m,
+			Rand: rand.NewChaCha8([32]byte{seed}), Replica: name}, event("shared"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	a, b := replica("a", 1), replica("b", 2)
+	tick := func(d time.Duration, es ...*admission.Engine) {
+		t.Helper()
+		if now := clk.Now(); t0.Add(d).After(now) {
+			clk.Add(t0.Add(d).Sub(now))
+		}
+		for _, e := range es {
+			if err := e.Tick(ctx); err != nil {
+				t.Fatalf("Tick: %v", err)
+			}
+		}
+	}
+	tick(time.Second, a, b)
+	if !a.Figures("shared").Leader || b.Figures("shared").Leader {
+		t.Fatalf("leaders: a %v, b %v; want a only", a.Figures("shared").Leader, b.Figures("shared").Leader)
+	}
+	// Visitors join through either replica.
+	var tickets []admission.Ticket
+	for i := range 40 {
+		e := a
+		if i%2 == 1 {
+			e = b
+		}
+		tk, _, err := e.Join(ctx, "shared", admission.JoinRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tickets = append(tickets, tk)
+	}
+	tick(62*time.Second, a, b)
+	tick(63*time.Second, a, b)
+	// The follower finds every number the leader drew.
+	seen := map[uint64]bool{}
+	for i := range tickets {
+		res, err := b.Status(ctx, "shared", tickets[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		tickets[i] = res.Ticket
+		if tickets[i].Number == 0 || seen[tickets[i].Number] {
+			t.Fatalf("follower status after the draw: %+v", tickets[i])
+		}
+		seen[tickets[i].Number] = true
+	}
+	fa, fb := a.Figures("shared").Lanes["public"], b.Figures("shared").Lanes["public"]
+	if fa.Serving == 0 || fb.Serving != fa.Serving || fb.Drawn != 40 {
+		t.Fatalf("follower lags: leader %+v, follower %+v", fa, fb)
+	}
+	// The leader dies (stops ticking). Until its lease runs out the
+	// follower does not take over; then it does, and admits on.
+	tick(64*time.Second, b)
+	if b.Figures("shared").Leader {
+		t.Fatal("the follower took the lease while the leader's was valid")
+	}
+	time.Sleep(5500 * time.Millisecond) // the lease is 5 ticks of real Redis time
+	late, _, err := b.Join(ctx, "shared", admission.JoinRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := b.Figures("shared").Lanes["public"].Serving
+	for s := 65; s < 90; s++ {
+		tick(time.Duration(s)*time.Second, b)
+	}
+	fb = b.Figures("shared").Lanes["public"]
+	if !b.Figures("shared").Leader || fb.Serving <= before {
+		t.Fatalf("after the leader died: leader %v, serving %d (was %d)", b.Figures("shared").Leader, fb.Serving, before)
+	}
+	res, err := b.Status(ctx, "shared", late)
+	if err != nil || res.Ticket.Number == 0 {
+		t.Fatalf("a visitor who joined after the failover was not drawn: %+v, %v", res, err)
+	}
+}
