@@ -34,6 +34,10 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 20s)
 bench: deps build ## side-by-side benchmarks (sidecar vs redis-benchmark EVAL), ratios and medians
 	$(GO) run ./bench/inventory -bin bin/waitroom
 
+.PHONY: sim
+sim: ## the deterministic flash-sale simulation of the admission engine (report on stdout)
+	$(GO) run ./cmd/waitroom-load sim
+
 .PHONY: demo
 demo: build ## run the seat-hold sidecar on the embedded store with a scripted walk-through
 	scripts/demo bin/waitroom

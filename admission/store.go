@@ -29,7 +29,19 @@ func (d Draw) Next() uint64 { return d.First + d.Count }
 // Durability: AppendMember, Seed, RecordDraw, Advance, Revoke, UseInvite
 // and SetControl are durable when they return. Claim and SaveController
 // may be batched (flushed at least once a second and on Close): losing the
-// last second of them after a crash only blurs a measurement.
+// last second of them after a crash only blurs a measurement. An
+// operation whose context ends may still take effect.
+//
+// Values returned (members, seeds, draws, controller state) belong to the
+// caller, who may change them (the engine sorts members in place).
+//
+// Members shows only appends that are durable, so a draw never numbers a
+// visitor a crash could take back. redisstore meets this except in one
+// window Redis 7.0 leaves open: a read in the same event-loop iteration
+// as an APPEND sees it before the AOF is fsynced; if Redis then crashed at
+// that instant, the draw's Count would exceed the members left. Draws run
+// a second after their tranche closes, when appends to it are rare; Redis
+// 7.2's WAITAOF would close the window.
 type Store interface {
 	// AppendMember records v in a lane's tranche. Appending the same
 	// visitor twice may keep both; the draw drops duplicates.
@@ -65,13 +77,14 @@ type Store interface {
 	Claim(ctx context.Context, event, lane string, n uint64) error
 	Claimed(ctx context.Context, event, lane string, from, to uint64) ([]bool, error)
 
-	// Revoke bars a pass (by its id) until its expiry; Revocations lists
-	// the bars still in force.
+	// Revoke bars a pass (by its id) until its expiry (revoking it again
+	// keeps the later time); Revocations lists the bars still in force.
 	Revoke(ctx context.Context, event, passID string, until time.Time) error
 	Revocations(ctx context.Context, event string) (map[string]time.Time, error)
 
 	// UseInvite marks an invite code used, reporting whether this was its
-	// first use. Uses are remembered at least until forget.
+	// first use. Uses are remembered at least until forget (zero: for
+	// ever; a time already past: not at all).
 	UseInvite(ctx context.Context, event, code string, forget time.Time) (first bool, err error)
 
 	// SetControl and Control store and read an operator's overrides.
