@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/internal/redisbatch"
 	"github.com/waitroom/waitroom/internal/redispersist"
 )
 
@@ -77,7 +78,7 @@ type Store struct {
 	c      redis.UniversalClient
 	prefix string
 	log    *slog.Logger
-	batch  *batcher
+	batch  *redisbatch.Batcher
 }
 
 // New checks the connection and the servers' persistence settings (it
@@ -104,7 +105,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("redisstore: cannot reach Redis: %w", err)
 	}
 	s.checkPersistence(ctx)
-	s.batch = newBatcher(s.c, opts.Pipelines)
+	s.batch = redisbatch.New(s.c, opts.Pipelines)
 	return s, nil
 }
 
@@ -130,7 +131,7 @@ func (s *Store) checkPersistence(ctx context.Context) {
 // Close waits for pipelined calls in flight; the client belongs to the
 // caller, who closes it.
 func (s *Store) Close() error {
-	s.batch.close()
+	s.batch.Close()
 	return nil
 }
 
@@ -168,7 +169,7 @@ func (s *Store) AppendMember(ctx context.Context, event, lane string, tranche in
 		return err
 	}
 	key := s.key(event, membersKey(lane, tranche))
-	err := s.batch.do(ctx, func(p redis.Pipeliner) redis.Cmder {
+	_, err := s.batch.Do(ctx, func(p redis.Pipeliner) redis.Cmder {
 		return p.Append(context.Background(), key, string(v[:]))
 	})
 	if err != nil {
@@ -328,7 +329,7 @@ func (s *Store) Claim(ctx context.Context, event, lane string, n uint64) error {
 		return fmt.Errorf("redisstore: cannot claim number %d (at most %d)", n, uint64(MaxNumber))
 	}
 	key := s.key(event, "claims:"+lane)
-	err := s.batch.do(ctx, func(p redis.Pipeliner) redis.Cmder {
+	_, err := s.batch.Do(ctx, func(p redis.Pipeliner) redis.Cmder {
 		return p.SetBit(context.Background(), key, int64(n), 1)
 	})
 	if err != nil {

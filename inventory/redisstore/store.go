@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/waitroom/waitroom/internal/redisbatch"
 	"github.com/waitroom/waitroom/internal/redispersist"
 	"github.com/waitroom/waitroom/inventory"
 )
@@ -80,7 +81,7 @@ type Options struct {
 	// off; otherwise New only warns.
 	RequirePersistence bool
 	// Pipelines is how many pipelines of script calls may be in flight
-	// at once (see pipeliner); 0 means DefaultPipelines.
+	// at once (see internal/redisbatch); 0 means DefaultPipelines.
 	Pipelines int
 	// Logger receives warnings; slog.Default when nil.
 	Logger *slog.Logger
@@ -92,7 +93,7 @@ type Options struct {
 // clock. It is safe for concurrent use, by any number of processes.
 type Store struct {
 	c      redis.UniversalClient
-	pipe   *pipeliner
+	batch  *redisbatch.Batcher
 	prefix string
 	ret    int64 // hold retention, ms
 	idem   int64 // idempotency TTL, ms
@@ -130,7 +131,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Pipelines <= 0 {
 		opts.Pipelines = DefaultPipelines
 	}
-	s.pipe = newPipeliner(s.c, opts.Pipelines)
+	s.batch = redisbatch.New(s.c, opts.Pipelines)
 	return s, nil
 }
 
@@ -169,7 +170,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close waits for calls in flight and stops the pipelines; the client
 // belongs to the caller, who closes it.
 func (s *Store) Close() error {
-	s.pipe.close()
+	s.batch.Close()
 	return nil
 }
 
@@ -201,7 +202,19 @@ func (r reply) int(k string) int64 {
 // *inventory.Error.
 func (s *Store) run(ctx context.Context, sc *redis.Script, event string, args ...any) (reply, error) {
 	argv := append([]any{s.ret, s.idem}, args...)
-	raw, err := s.pipe.run(ctx, sc, []string{s.key(event, "meta")}, argv...)
+	keys := []string{s.key(event, "meta")}
+	cmd, err := s.batch.Do(ctx, func(p redis.Pipeliner) redis.Cmder {
+		return sc.EvalSha(context.Background(), p, keys, argv...)
+	})
+	var raw any
+	switch {
+	case err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT"):
+		// The server forgot its scripts (a restart, SCRIPT FLUSH, a new
+		// cluster node): Run loads the script with EVAL.
+		raw, err = sc.Run(ctx, s.c, keys, argv...).Result()
+	case err == nil:
+		raw = cmd.(*redis.Cmd).Val()
+	}
 	res, ok := raw.([]any)
 	if err == nil && !ok {
 		err = fmt.Errorf("redisstore: script reply is %T, not an array", raw)

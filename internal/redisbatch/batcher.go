@@ -1,0 +1,131 @@
+package redisbatch
+
+import (
+	"context"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// MaxBatch bounds how many commands one pipeline carries.
+const MaxBatch = 512
+
+// Batcher pipelines concurrent commands. It is safe for concurrent use.
+type Batcher struct {
+	c    redis.UniversalClient
+	ops  chan *op
+	stop chan struct{}
+	wg   sync.WaitGroup // workers
+
+	mu      sync.RWMutex
+	closed  bool
+	pending sync.WaitGroup // commands admitted and not yet answered
+}
+
+// op is one command waiting to be sent.
+type op struct {
+	ctx   context.Context
+	queue func(p redis.Pipeliner) redis.Cmder
+	cmd   redis.Cmder
+	err   error
+	done  chan struct{}
+}
+
+// New starts a Batcher with workers pipelines in flight at most.
+func New(c redis.UniversalClient, workers int) *Batcher {
+	b := &Batcher{c: c, ops: make(chan *op, 4*MaxBatch), stop: make(chan struct{})}
+	for range max(workers, 1) {
+		b.wg.Add(1)
+		go b.work()
+	}
+	return b
+}
+
+// Do sends the command queue puts on a pipeline, together with others,
+// and returns it with its error. When ctx ends first, Do returns
+// ctx.Err() and the command may still run.
+func (b *Batcher) Do(ctx context.Context, queue func(p redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {
+	b.mu.RLock()
+	if b.closed {
+		b.mu.RUnlock()
+		return nil, redis.ErrClosed
+	}
+	b.pending.Add(1)
+	b.mu.RUnlock()
+	defer b.pending.Done()
+	o := &op{ctx: ctx, queue: queue, done: make(chan struct{}, 1)}
+	select {
+	case b.ops <- o:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case <-o.done:
+		return o.cmd, o.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (b *Batcher) work() {
+	defer b.wg.Done()
+	batch := make([]*op, 0, MaxBatch)
+	for {
+		select {
+		case o := <-b.ops:
+			batch = append(batch[:0], o)
+		case <-b.stop:
+			return
+		}
+	more:
+		for len(batch) < MaxBatch {
+			select {
+			case o := <-b.ops:
+				batch = append(batch, o)
+			default:
+				break more
+			}
+		}
+		b.send(batch)
+	}
+}
+
+// send runs one batch as a pipeline. Commands whose caller gave up before
+// the batch left are dropped.
+func (b *Batcher) send(batch []*op) {
+	pipe := b.c.Pipeline()
+	live := make([]*op, 0, len(batch))
+	for _, o := range batch {
+		if err := o.ctx.Err(); err != nil {
+			o.err = err
+			o.done <- struct{}{}
+			continue
+		}
+		o.cmd = o.queue(pipe)
+		live = append(live, o)
+	}
+	if len(live) == 0 {
+		return
+	}
+	// One caller's context must not fail the others' commands.
+	pipe.Exec(context.Background()) // errors are per command
+	for _, o := range live {
+		o.err = o.cmd.Err()
+		o.done <- struct{}{}
+	}
+}
+
+// Close refuses new commands, waits for every admitted one to be
+// answered, then stops the workers.
+func (b *Batcher) Close() {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return
+	}
+	b.closed = true
+	b.mu.Unlock()
+	b.pending.Wait()
+	close(b.stop)
+	b.wg.Wait()
+}
