@@ -3,6 +3,7 @@ package admission_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -497,5 +498,33 @@ func BenchmarkStatus(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		e.Status(ctx, "show", tk)
+	}
+}
+
+// TestLaneShares: two lanes sharing admissions 70/30 while both have
+// visitors waiting; a lane with nobody left gives its share away.
+func TestLaneShares(t *testing.T) {
+	secret := []byte("invite-secret-0123456789abcdefghij")
+	cfg := event("show")
+	cfg.Controller.InitialActive = 40
+	cfg.Lanes = []admission.LaneConfig{
+		{Name: "presale", Share: 0.7, Access: admission.LaneAccess{InviteSecret: secret}},
+		{Name: "public", Share: 0.3},
+	}
+	r := newRig(t, cfg)
+	r.at(t, time.Second)
+	for i := range 200 {
+		invite := admission.MakeInvite(secret, "show", fmt.Sprintf("code-%d", i), "")
+		r.join(t, "show", admission.JoinRequest{Lane: "presale", Credential: admission.Credential{Invite: invite}})
+		r.join(t, "show", admission.JoinRequest{})
+	}
+	r.at(t, 62*time.Second)
+	f := r.e.Figures("show").Lanes
+	pre, pub := f["presale"].Serving, f["public"].Serving
+	if pre+pub == 0 {
+		t.Fatal("nobody admitted")
+	}
+	if share := float64(pre) / float64(pre+pub); share < 0.6 || share > 0.8 {
+		t.Fatalf("presale got %d and public %d of the first admissions: %.0f%%, want about 70%%", pre, pub, 100*share)
 	}
 }
