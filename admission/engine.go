@@ -245,9 +245,10 @@ type event struct {
 	lanes  []*lane
 	byName map[string]*lane
 
-	control atomic.Pointer[Control]
-	leader  atomic.Bool
-	revoked atomic.Pointer[map[string]time.Time]
+	control   atomic.Pointer[Control]
+	controlMu sync.Mutex // serialises UpdateControl
+	leader    atomic.Bool
+	revoked   atomic.Pointer[map[string]time.Time]
 
 	tickMu   sync.Mutex // serialises ticks; guards what follows
 	ctrl     *Controller
@@ -1252,6 +1253,49 @@ func (e *Engine) SetControl(ctx context.Context, id string, c Control) error {
 	}
 	ev.control.Store(&c)
 	return nil
+}
+
+// UpdateControl changes an operator's overrides in one read-modify-write:
+// fn gets the current control and edits it; the result is stored as by
+// SetControl and returned. Concurrent updates of one event on this
+// replica are serialised, so "pause" and "set caps" do not undo each
+// other.
+func (e *Engine) UpdateControl(ctx context.Context, id string, fn func(c *Control)) (Control, error) {
+	ev, err := e.event(id)
+	if err != nil {
+		return Control{}, err
+	}
+	ev.controlMu.Lock()
+	defer ev.controlMu.Unlock()
+	c := *ev.control.Load()
+	if c.Caps != nil {
+		caps := *c.Caps
+		c.Caps = &caps
+	}
+	fn(&c)
+	if err := e.opts.Store.SetControl(ctx, id, c); err != nil {
+		return Control{}, fmt.Errorf("%w: %v", ErrStoreDown, err)
+	}
+	ev.control.Store(&c)
+	return c, nil
+}
+
+// Control returns an event's current operator overrides.
+func (e *Engine) Control(id string) (Control, error) {
+	ev, err := e.event(id)
+	if err != nil {
+		return Control{}, err
+	}
+	return *ev.control.Load(), nil
+}
+
+// Config returns an event's configuration, defaults filled in.
+func (e *Engine) Config(id string) (EventConfig, error) {
+	ev, err := e.event(id)
+	if err != nil {
+		return EventConfig{}, err
+	}
+	return ev.cfg, nil
 }
 
 // Events lists the configured events' ids.

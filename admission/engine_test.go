@@ -528,3 +528,49 @@ func TestLaneShares(t *testing.T) {
 		t.Fatalf("presale got %d and public %d of the first admissions: %.0f%%, want about 70%%", pre, pub, 100*share)
 	}
 }
+
+func TestUpdateControl(t *testing.T) {
+	r := newRig(t, event("show"))
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := r.e.UpdateControl(ctx, "show", func(c *admission.Control) {
+				if i%2 == 0 {
+					c.Paused = true
+				} else {
+					c.Caps = &admission.Caps{MaxActive: 7}
+				}
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	c, err := r.e.Control("show")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Paused || c.Caps == nil || c.Caps.MaxActive != 7 {
+		t.Fatalf("concurrent updates undid each other: %+v", c)
+	}
+	// The control is durable: a restarted engine on the same store has it.
+	r.store.Close()
+	r.open(t, event("show"))
+	r.at(t, time.Second)
+	if c, _ := r.e.Control("show"); !c.Paused || c.Caps == nil || c.Caps.MaxActive != 7 {
+		t.Fatalf("after a restart the control is %+v", c)
+	}
+	got, err := r.e.UpdateControl(ctx, "show", func(c *admission.Control) { c.Caps = nil; c.Paused = false })
+	if err != nil || got.Paused || got.Caps != nil {
+		t.Fatalf("UpdateControl = %+v, %v", got, err)
+	}
+	if cfg, err := r.e.Config("show"); err != nil || cfg.ID != "show" || cfg.Tranche == 0 {
+		t.Fatalf("Config = %+v, %v", cfg, err)
+	}
+	if _, err := r.e.UpdateControl(ctx, "nope", func(*admission.Control) {}); !errors.Is(err, admission.ErrUnknownEvent) {
+		t.Fatalf("unknown event: %v", err)
+	}
+}
