@@ -9,8 +9,28 @@ type Config struct {
 	// Waitroom's own log output.
 	Log Log `yaml:"log"`
 	// The seat-hold sidecar that origins call to hold, confirm and release
-	// seats (waitroom inventory).
+	// seats (waitroom inventory, or waitroom serve with
+	// serve.with_inventory).
 	Inventory Inventory `yaml:"inventory"`
+	// The waiting-room reverse proxy (waitroom serve): listeners, limits,
+	// token keys, cookies, bypass rules and rate limits.
+	Serve Serve `yaml:"serve"`
+	// The operator API, /metrics, /healthz and /readyz, on a listener of
+	// their own.
+	Admin Admin `yaml:"admin"`
+	// Where the queues live: the admission store shared by every replica
+	// of the proxy.
+	Admission Admission `yaml:"admission"`
+	// The sites waitroom forwards to, one or more (the first is the
+	// default). Required by waitroom serve.
+	Origins []Origin `yaml:"origins"`
+	// Which paths need which event's pass, and which origin serves them.
+	// The first match wins; a path no route matches is passed to the first
+	// origin without a queue.
+	Routes []Route `yaml:"routes"`
+	// The on-sales with a waiting room: schedule, queue, admission and the
+	// page visitors see.
+	Events []Event `yaml:"events"`
 }
 
 // Log configures waitroom's own log output.
@@ -136,7 +156,10 @@ const (
 )
 
 // Default returns a new Config holding every default. It is not valid on
-// its own: the inventory needs an api_token (or insecure_no_auth).
+// its own: the inventory needs an api_token (or insecure_no_auth), and
+// waitroom serve needs an origin, a signing secret and an admin token.
+// List elements (origins, events, verification keys) a file adds start
+// from DefaultOrigin, DefaultEvent and DefaultVerifyKey.
 func Default() *Config {
 	return &Config{
 		Log: Log{
@@ -158,5 +181,11 @@ func Default() *Config {
 			HoldRetention:  Duration(DefaultHoldRetention),
 			MaxBodyBytes:   DefaultMaxBodyBytes,
 		},
+		Serve:     defaultServe(),
+		Admin:     Admin{Listen: DefaultAdminListen},
+		Admission: defaultAdmission(),
+		Origins:   []Origin{},
+		Routes:    []Route{},
+		Events:    []Event{},
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzParse feeds the parser what users might write, and worse. It must
@@ -24,6 +25,10 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("a: &a [*a]\n"))
 	f.Add([]byte("inventory: {api_token: ${X:-$$}, reaper: {<<: *r}}\n"))
 	f.Add([]byte("log: &l {level: debug}\ninventory:\n  redis:\n    cluster: [*l, *l]\n"))
+	f.Add([]byte("events:\n  - &e {id: a, on_sale_at: now+30s, lanes: [{name: p, invite_secret: ${X:-}}]}\n  - {<<: *e, id: b, queue_opens_at: 2027-03-01T09:00:00Z}\n"))
+	f.Add([]byte("origins: [{name: s, addresses: ['a:1'], health_check: {path: ''}}, ~, x]\nroutes: [{glob: '/[', event: a}]\n"))
+	f.Add([]byte("serve:\n  keys: {verify: [{}, {algorithm: EdDSA}]}\n  binding: [*b]\nadmin: &b {token: ${WAITROOM_INVENTORY_TOKEN}}\n"))
+	f.Add([]byte("events: [{id: a, on_sale_at: now+-1s, closes_at: [now], page: {texts: {en: {t: ${INJECT}}}}}]\n"))
 	env := func(name string) (string, bool) {
 		switch name {
 		case "WAITROOM_INVENTORY_TOKEN":
@@ -57,6 +62,13 @@ func FuzzParse(f *testing.F) {
 		}
 		if err := Validate(c); err != nil && len(Problems(err)) == 0 {
 			t.Fatal("a validation error without problems")
+		}
+		if err := ValidateFor(c, RoleProxy|RoleSidecar); err != nil && len(Problems(err)) == 0 {
+			t.Fatal("a validation error without problems")
+		}
+		for i := range c.Events {
+			// Resolving never panics, whatever the times.
+			_, _, _, _ = c.Events[i].Schedule(time.Unix(0, 0))
 		}
 	})
 }

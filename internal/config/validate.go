@@ -3,8 +3,12 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"net"
 	"net/url"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,17 +17,83 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Validate checks c and returns every problem it finds, each an *Error
-// with its key path ("inventory.redis.url: must be a redis:// or rediss://
-// URL"), joined with errors.Join; nil when c is valid. It never changes c,
-// and it never puts a secret (token, password) in a message.
+// Role is a part of waitroom that a process runs from a configuration.
+// Roles combine with |.
+type Role uint8
+
+// Roles.
+const (
+	// RoleSidecar is the seat-hold sidecar: waitroom inventory, or
+	// waitroom serve with serve.with_inventory.
+	RoleSidecar Role = 1 << iota
+	// RoleProxy is the waiting-room proxy: waitroom serve and waitroom
+	// demo.
+	RoleProxy
+)
+
+// Roles returns the roles c configures, the ones Validate checks for:
+//   - RoleProxy when any of serve, admin, admission, origins, routes or
+//     events differs from Default;
+//   - RoleSidecar when inventory differs from Default, when
+//     serve.with_inventory is set, or when c configures no proxy (a file
+//     for waitroom inventory, or one that sets only log).
+//
+// So a file that configures only the proxy is valid without an inventory
+// section, and an inventory-only file is valid without origins.
+func (c *Config) Roles() Role {
+	d := Default()
+	var r Role
+	if len(c.Origins) > 0 || len(c.Routes) > 0 || len(c.Events) > 0 ||
+		!reflect.DeepEqual(c.Serve, d.Serve) || !reflect.DeepEqual(c.Admin, d.Admin) ||
+		!reflect.DeepEqual(c.Admission, d.Admission) {
+		r |= RoleProxy
+	}
+	if r == 0 || c.Serve.WithInventory || !reflect.DeepEqual(c.Inventory, d.Inventory) {
+		r |= RoleSidecar
+	}
+	return r
+}
+
+// Validate checks c for the roles it configures (see Config.Roles): what
+// waitroom check-config does. It returns every problem it finds, each an
+// *Error with its key path ("events[2].caps.max_active: must be 0 or
+// more"), joined with errors.Join; nil when c is valid. It never changes
+// c, reads no file, and never puts a secret (token, password, key) in a
+// message.
 func Validate(c *Config) error {
 	if c == nil {
 		return &Error{Msg: "no configuration (nil)"}
 	}
-	var v validator
+	return ValidateFor(c, c.Roles())
+}
+
+// ValidateFor checks c for a process that runs roles: waitroom inventory
+// calls it with RoleSidecar, waitroom serve and waitroom demo with
+// RoleProxy (RoleProxy with serve.with_inventory also checks the sidecar,
+// which then runs in the same process).
+//
+// Every value that is given is checked whatever the roles (a bad address
+// is wrong before it is used); what a role needs is required only when
+// the role runs: the sidecar's api_token; the proxy's origins, listener,
+// signing key and admin token. Like Validate, it is pure and reports
+// every problem.
+func ValidateFor(c *Config, roles Role) error {
+	if c == nil {
+		return &Error{Msg: "no configuration (nil)"}
+	}
+	if roles&RoleProxy != 0 && c.Serve.WithInventory {
+		roles |= RoleSidecar
+	}
+	v := validator{roles: roles}
 	v.log("log", c.Log)
 	v.inventory("inventory", &c.Inventory)
+	v.serve("serve", &c.Serve)
+	v.admin("admin", &c.Admin)
+	v.listeners(c)
+	v.admission("admission", &c.Admission, c)
+	v.origins("origins", c.Origins)
+	v.routes("routes", c)
+	v.events("events", c)
 	return errors.Join(v.errs...)
 }
 
@@ -31,12 +101,15 @@ func Validate(c *Config) error {
 // section's path, so a section inside a list checks the same way:
 // v.inventory(fmt.Sprintf("events[%d].inventory", i), ...).
 type validator struct {
-	errs []error
+	roles Role
+	errs  []error
 }
 
 func (v *validator) fail(path, format string, args ...any) {
 	v.errs = append(v.errs, errorf(0, path, format, args...))
 }
+
+func (v *validator) runs(r Role) bool { return v.roles&r != 0 }
 
 func (v *validator) log(path string, l Log) {
 	switch l.Level {
@@ -57,16 +130,14 @@ func (v *validator) inventory(path string, inv *Inventory) {
 	token := path + ".api_token"
 	switch t := inv.APIToken; {
 	case t == "" && !inv.InsecureNoAuth:
-		v.fail(token, "set %s (e.g. from ${WAITROOM_INVENTORY_TOKEN}) or insecure_no_auth: true", token)
+		if v.runs(RoleSidecar) {
+			v.fail(token, "set %s (e.g. from ${WAITROOM_INVENTORY_TOKEN}) or insecure_no_auth: true", token)
+		}
 	case t == "":
 	case inv.InsecureNoAuth:
 		v.fail(path+".insecure_no_auth", "is true while api_token is set: remove one of them")
-	case strings.TrimFunc(t, unicode.IsSpace) != t:
-		v.fail(token, "starts or ends with white space (a trailing newline from a secrets file?)")
-	case strings.IndexFunc(t, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0:
-		v.fail(token, "must be printable ASCII without spaces: it travels in an HTTP header")
-	case len(t) < MinAPITokenLength:
-		v.fail(token, "must be at least %d characters (got %d); openssl rand -hex 32 makes a good one", MinAPITokenLength, len(t))
+	default:
+		v.headerToken(token, t, MinAPITokenLength)
 	}
 
 	switch inv.Store {
@@ -153,6 +224,30 @@ func (v *validator) redisURL(path string, r *Redis) {
 	}
 }
 
+// headerToken checks a bearer token or header secret t of at least min
+// characters, never quoting it.
+func (v *validator) headerToken(path, t string, min int) {
+	switch {
+	case strings.TrimFunc(t, unicode.IsSpace) != t:
+		v.fail(path, "starts or ends with white space (a trailing newline from a secrets file?)")
+	case strings.IndexFunc(t, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0:
+		v.fail(path, "must be printable ASCII without spaces: it travels in an HTTP header")
+	case len(t) < min:
+		v.fail(path, "must be at least %d characters (got %d); openssl rand -hex 32 makes a good one", min, len(t))
+	}
+}
+
+// secret checks an inline secret s of at least min bytes, never quoting
+// it.
+func (v *validator) secret(path, s string, min int) {
+	switch {
+	case strings.TrimFunc(s, unicode.IsSpace) != s:
+		v.fail(path, "starts or ends with white space (a trailing newline from a secrets file?)")
+	case len(s) < min:
+		v.fail(path, "must be at least %d bytes (got %d); openssl rand -hex 32 makes a good one", min, len(s))
+	}
+}
+
 func (v *validator) listenAddr(path, addr string) {
 	if err := hostPort(addr, true); err != nil {
 		v.fail(path, "must be host:port, such as 127.0.0.1:8082 (%v)", err)
@@ -164,6 +259,37 @@ func (v *validator) positive(path string, d Duration) {
 		v.fail(path, "must be more than 0, such as %s (got %s)", Duration(time.Second), d)
 	}
 }
+
+func (v *validator) nonNegative(path string, d Duration) {
+	if d < 0 {
+		v.fail(path, "must be 0 or more (got %s)", d)
+	}
+}
+
+// atLeast checks an integer n >= min.
+func (v *validator) atLeast(path string, n int64, min int64) {
+	if n < min {
+		v.fail(path, "must be %d or more (got %d)", min, n)
+	}
+}
+
+// between checks an integer lo <= n <= hi.
+func (v *validator) between(path string, n, lo, hi int64) {
+	if n < lo || n > hi {
+		v.fail(path, "must be between %d and %d (got %d)", lo, hi, n)
+	}
+}
+
+// fraction checks 0 < f < 1.
+func (v *validator) fraction(path string, f float64) {
+	if !(f > 0 && f < 1) {
+		v.fail(path, "must be between 0 and 1, exclusive (got %s)", fmtFloat(f))
+	}
+}
+
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // hostPort checks a host:port address with a numeric port. A listen
 // address may leave the host out (all interfaces) and use port 0 (any
@@ -186,4 +312,10 @@ func hostPort(addr string, listen bool) error {
 		}
 	}
 	return nil
+}
+
+// sortedKeys returns m's keys in order, so that messages come in a stable
+// order.
+func sortedKeys[K ~string, V any](m map[K]V) []K {
+	return slices.Sorted(maps.Keys(m))
 }

@@ -1,11 +1,13 @@
 package config
 
 import (
+	"os"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/waitroom/waitroom/inventory"
 	"github.com/waitroom/waitroom/inventory/memstore"
@@ -135,19 +137,75 @@ func TestValidateNil(t *testing.T) {
 // TestValidateIsPure checks that Validate changes nothing, valid or not.
 func TestValidateIsPure(t *testing.T) {
 	t.Parallel()
-	for _, c := range []*Config{valid(), Default(), {}, everythingWrong()} {
-		before := clone(c)
+	full, err := Parse(mustRead(t, "testdata/good/serve-full.yaml"), lookupIn(fixtureEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := validProxy()
+	wrong.Events[0].Lanes = []Lane{{Name: "P", Share: 2}}
+	wrong.Routes = append(wrong.Routes, Route{})
+	for _, c := range []*Config{valid(), Default(), {}, everythingWrong(), validProxy(), full, wrong} {
+		before := deepCopy(c)
 		_ = Validate(c)
+		_ = ValidateFor(c, RoleProxy|RoleSidecar)
+		_ = c.Roles()
 		if !reflect.DeepEqual(c, before) {
 			t.Errorf("Validate changed the config:\n got %+v\nwant %+v", c, before)
 		}
 	}
 }
 
-func clone(c *Config) *Config {
-	d := *c
-	d.Inventory.Redis.Cluster = slices.Clone(c.Inventory.Redis.Cluster)
-	return &d
+func mustRead(t *testing.T, file string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// deepCopy copies c, slices and maps included, so that a change anywhere
+// in c shows in a comparison.
+func deepCopy(c *Config) *Config {
+	out := reflect.New(reflect.TypeFor[Config]()).Elem()
+	copyValue(out, reflect.ValueOf(c).Elem())
+	return out.Addr().Interface().(*Config)
+}
+
+func copyValue(dst, src reflect.Value) {
+	switch src.Kind() {
+	case reflect.Struct:
+		dst.Set(src) // unexported fields (Instant's) are plain values
+		for i := range src.NumField() {
+			if src.Type().Field(i).IsExported() {
+				copyValue(dst.Field(i), src.Field(i))
+			}
+		}
+	case reflect.Slice:
+		if src.IsNil() {
+			dst.SetZero()
+			return
+		}
+		s := reflect.MakeSlice(src.Type(), src.Len(), src.Len())
+		for i := range src.Len() {
+			copyValue(s.Index(i), src.Index(i))
+		}
+		dst.Set(s)
+	case reflect.Map:
+		if src.IsNil() {
+			dst.SetZero()
+			return
+		}
+		m := reflect.MakeMapWithSize(src.Type(), src.Len())
+		for _, k := range src.MapKeys() {
+			v := reflect.New(src.Type().Elem()).Elem()
+			copyValue(v, src.MapIndex(k))
+			m.SetMapIndex(k, v)
+		}
+		dst.Set(m)
+	default:
+		dst.Set(src)
+	}
 }
 
 // TestValidateHidesSecrets checks that no token or password reaches a
@@ -185,8 +243,64 @@ func TestDefaultIsFresh(t *testing.T) {
 	a, b := Default(), Default()
 	a.Inventory.Redis.Cluster = append(a.Inventory.Redis.Cluster, "x:1")
 	a.Log.Level = LevelDebug
-	if len(b.Inventory.Redis.Cluster) != 0 || b.Log.Level != DefaultLogLevel {
+	a.Serve.Binding[0] = BindIPPrefix
+	a.Serve.TrustedProxies = append(a.Serve.TrustedProxies, "10.0.0.0/8")
+	a.Serve.Keys.Verify = append(a.Serve.Keys.Verify, Key{})
+	a.Admission.Redis.Cluster = append(a.Admission.Redis.Cluster, "y:1")
+	a.Origins = append(a.Origins, DefaultOrigin())
+	if !reflect.DeepEqual(b, Default()) || len(b.Inventory.Redis.Cluster) != 0 || b.Serve.Binding[0] != DefaultBinding {
 		t.Error("Default returns shared state")
+	}
+	e, f := DefaultEvent(), DefaultEvent()
+	e.Page.Texts["en"] = map[string]string{"title": "x"}
+	e.Lanes = append(e.Lanes, Lane{Name: "p"})
+	if len(f.Page.Texts) != 0 || len(f.Lanes) != 0 {
+		t.Error("DefaultEvent returns shared state")
+	}
+	o, p := DefaultOrigin(), DefaultOrigin()
+	o.Addresses = append(o.Addresses, "a:1")
+	if len(p.Addresses) != 0 {
+		t.Error("DefaultOrigin returns shared state")
+	}
+}
+
+// TestFieldDecoders checks that every struct type of the configuration
+// that decodes itself is either a one-value type (it also marshals
+// itself, such as Duration and Instant) or listed in fieldDecoders, so
+// that the walker checks its keys.
+func TestFieldDecoders(t *testing.T) {
+	t.Parallel()
+	marshaler := reflect.TypeFor[yaml.Marshaler]()
+	seen := map[reflect.Type]bool{}
+	var visit func(t reflect.Type)
+	visit = func(typ reflect.Type) {
+		switch typ.Kind() {
+		case reflect.Slice, reflect.Array, reflect.Map, reflect.Pointer:
+			visit(typ.Elem())
+			return
+		case reflect.Struct:
+		default:
+			return
+		}
+		if seen[typ] {
+			return
+		}
+		seen[typ] = true
+		if reflect.PointerTo(typ).Implements(unmarshalerType) && !typ.Implements(marshaler) && !fieldDecoders[typ] {
+			t.Errorf("%s decodes itself but is not in fieldDecoders: its keys would go unchecked", typ)
+		}
+		if typ.Implements(marshaler) {
+			return
+		}
+		for i := range typ.NumField() {
+			visit(typ.Field(i).Type)
+		}
+	}
+	visit(configType)
+	for typ := range fieldDecoders {
+		if !seen[typ] {
+			t.Errorf("fieldDecoders lists %s, which the configuration does not use", typ)
+		}
 	}
 }
 

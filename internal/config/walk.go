@@ -15,6 +15,15 @@ var (
 	unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 )
 
+// fieldDecoders are the struct types whose UnmarshalYAML only fills in
+// defaults and then decodes the mapping field by field (see
+// decodeMapping): the walker checks their keys like any other struct's.
+var fieldDecoders = map[reflect.Type]bool{
+	reflect.TypeFor[Key]():    true,
+	reflect.TypeFor[Origin](): true,
+	reflect.TypeFor[Event]():  true,
+}
+
 // walker goes over a parsed document beside the Go type it will be
 // decoded into. It reports keys that type does not have and expands
 // environment variable references in scalar values, in place.
@@ -110,7 +119,7 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
 			w.fail(n.Line, path, "must be a whole number")
 		}
 	case yaml.MappingNode:
-		if reflect.PointerTo(t).Implements(unmarshalerType) {
+		if reflect.PointerTo(t).Implements(unmarshalerType) && !fieldDecoders[t] {
 			return // a type that reads itself; it reports what it dislikes
 		}
 		switch t.Kind() {
@@ -124,7 +133,13 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
 	case yaml.SequenceNode:
 		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
 			for i, c := range n.Content {
-				w.walk(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
+				p := fmt.Sprintf("%s[%d]", path, i)
+				if c.Kind == yaml.ScalarNode && c.ShortTag() == "!!null" {
+					// yaml.v3 would drop the element without a word.
+					w.fail(c.Line, p, "an empty list element: fill it in or remove its -")
+					continue
+				}
+				w.walk(c, t.Elem(), p)
 			}
 		}
 	}

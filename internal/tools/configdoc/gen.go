@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/waitroom/waitroom/internal/config"
 )
 
@@ -132,7 +134,11 @@ type generator struct {
 	errs     []error
 }
 
-var durationType = reflect.TypeFor[config.Duration]()
+var (
+	durationType  = reflect.TypeFor[config.Duration]()
+	instantType   = reflect.TypeFor[config.Instant]()
+	marshalerType = reflect.TypeFor[yaml.Marshaler]()
+)
 
 // section adds the section for struct value v at path, then its
 // subsections, depth first in field order.
@@ -175,7 +181,7 @@ func (g *generator) section(v reflect.Value, path, doc string) {
 		case isSection(f.Type):
 			subs = append(subs, sub{fv, key, fdoc})
 		case f.Type.Kind() == reflect.Slice && isSection(f.Type.Elem()):
-			subs = append(subs, sub{reflect.New(f.Type.Elem()).Elem(), key + "[]", fdoc})
+			subs = append(subs, sub{elementDefault(f.Type.Elem()), key + "[]", fdoc})
 		default:
 			s.rows = append(s.rows, row{key: key, typ: typeName(f.Type), def: defaultText(fv), doc: fdoc})
 		}
@@ -185,8 +191,21 @@ func (g *generator) section(v reflect.Value, path, doc string) {
 	}
 }
 
+// isSection reports whether t is a struct of keys, rather than a value
+// that writes itself as one scalar (Duration, Instant).
 func isSection(t reflect.Type) bool {
-	return t.Kind() == reflect.Struct && t != durationType
+	return t.Kind() == reflect.Struct && !t.Implements(marshalerType)
+}
+
+// elementDefault returns the value a new list element of type t starts
+// from: what decoding an empty mapping into it gives, which is its
+// defaults when its UnmarshalYAML fills them in, else the zero value.
+func elementDefault(t reflect.Type) reflect.Value {
+	v := reflect.New(t)
+	if err := yaml.Unmarshal([]byte("{}"), v.Interface()); err != nil {
+		return reflect.New(t).Elem()
+	}
+	return v.Elem()
 }
 
 // fieldDoc returns the doc comment of the field name in st, on one line.
@@ -203,8 +222,11 @@ func fieldDoc(st *ast.StructType, name string) string {
 
 // typeName names t the way a configuration file's writer thinks of it.
 func typeName(t reflect.Type) string {
-	if t == durationType {
+	switch t {
+	case durationType:
 		return "duration"
+	case instantType:
+		return "time"
 	}
 	switch t.Kind() {
 	case reflect.String:
@@ -217,19 +239,32 @@ func typeName(t reflect.Type) string {
 	case reflect.Float32, reflect.Float64:
 		return "number"
 	case reflect.Slice, reflect.Array:
-		return "list of " + typeName(t.Elem()) + "s"
+		return "list of " + plural(typeName(t.Elem()))
 	case reflect.Map:
-		return "map of " + typeName(t.Elem()) + "s"
+		return "map of " + plural(typeName(t.Elem()))
 	case reflect.Pointer:
 		return typeName(t.Elem())
 	}
 	return t.Kind().String()
 }
 
+// plural names several values of a type: "strings", "maps of strings".
+func plural(name string) string {
+	first, rest, _ := strings.Cut(name, " ")
+	if rest != "" {
+		return first + "s " + rest
+	}
+	return first + "s"
+}
+
 // defaultText writes v as it would appear in YAML.
 func defaultText(v reflect.Value) string {
-	if v.Type() == durationType {
-		return v.Interface().(config.Duration).String()
+	if m, ok := v.Interface().(yaml.Marshaler); ok && v.Kind() != reflect.Pointer {
+		out, err := m.MarshalYAML()
+		if s := fmt.Sprint(out); err == nil && s != "" {
+			return s
+		}
+		return `""`
 	}
 	switch v.Kind() {
 	case reflect.String:

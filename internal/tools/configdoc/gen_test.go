@@ -32,6 +32,13 @@ func TestGenerate(t *testing.T) {
 		"| `inventory.redis.cluster` | list of strings | `[]` |",
 		"| `inventory.max_body_bytes` | integer | `8388608` |",
 		"| `inventory.api_token` | string | `\"\"` |",
+		// List elements show the defaults they start from, not zeros.
+		"### `events[].controller`",
+		"| `events[].tranche` | duration | `5s` |",
+		"| `origins[].max_conns` | integer | `512` |",
+		"| `serve.keys.verify[].algorithm` | string | `HS256` |",
+		"| `events[].on_sale_at` | time | `\"\"` |",
+		"| `events[].page.texts` | map of maps of strings | `{}` |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
@@ -49,9 +56,12 @@ func leafKeys(t reflect.Type, path string) []string {
 		if path != "" {
 			key = path + "." + name
 		}
-		if isSection(f.Type) {
+		switch {
+		case isSection(f.Type):
 			keys = append(keys, leafKeys(f.Type, key)...)
-		} else {
+		case f.Type.Kind() == reflect.Slice && isSection(f.Type.Elem()):
+			keys = append(keys, leafKeys(f.Type.Elem(), key+"[]")...)
+		default:
 			keys = append(keys, key)
 		}
 	}

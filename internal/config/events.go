@@ -1,0 +1,227 @@
+package config
+
+import (
+	"gopkg.in/yaml.v3"
+
+	"github.com/waitroom/waitroom/admission"
+)
+
+// Event is one on-sale with a waiting room.
+type Event struct {
+	// Event id, in URLs, cookies, metrics and the draw audit; 1 to 64
+	// characters from [a-z0-9_-], unique.
+	ID string `yaml:"id"`
+	// Name shown on the waiting-room page; empty shows the id.
+	Name string `yaml:"name"`
+	// When visitors may start to join: an RFC 3339 time, "now" or
+	// "now+D" (relative to the process start, for demos). Everyone who
+	// joins before on_sale_at is drawn in one random order at the on-sale.
+	// Empty is on_sale_at (no pre-queue). An absolute and a relative time
+	// are ordered against each other at start-up, not by check-config.
+	QueueOpensAt Instant `yaml:"queue_opens_at"`
+	// When the sale starts: the pre-queue is drawn and admission begins.
+	// Same forms as queue_opens_at; required, and not before it.
+	OnSaleAt Instant `yaml:"on_sale_at"`
+	// When the queue closes for good; after on_sale_at. Empty is never.
+	ClosesAt Instant `yaml:"closes_at"`
+	// Where admitted visitors go when they brought no return path of their
+	// own: a path on this site, such as /events/summer.
+	LandingPath string `yaml:"landing_path"`
+	// Arrivals after the on-sale are grouped into tranches this long; each
+	// tranche is drawn in a random order and served after the ones before
+	// it, so arriving within the same tranche gives no advantage.
+	Tranche Duration `yaml:"tranche"`
+	// How long a pass is valid: the time an admitted visitor has to buy.
+	SessionDuration Duration `yaml:"session_duration"`
+	// How long a visitor whose turn came may take to come back (poll and
+	// take the pass) before counting as a no-show, whose place goes to
+	// the next visitor.
+	NoShowGrace Duration `yaml:"no_show_grace"`
+	// What the page shows of a visitor's place: exact (the number of
+	// people ahead), approximate (rounded, "about 4,800 ahead of you") or
+	// hidden (only the estimated wait). Exact positions invite gaming.
+	PositionDisplay PositionDisplay `yaml:"position_display"`
+	// Bot defence at join: only off for now (proof of work and CAPTCHA
+	// come later).
+	Challenge Challenge `yaml:"challenge"`
+	// Id of the event in the seat-hold sidecar, linking the queue to its
+	// remaining seats: admission is bounded by them and the queue closes
+	// as sold out when none are left. Needs serve.inventory.url or
+	// serve.with_inventory; empty links nothing.
+	InventoryEvent string `yaml:"inventory_event"`
+	// Visitors admitted and not yet done per remaining seat (with
+	// inventory_event): more than 1 allows for those who leave without
+	// buying. More than 0.
+	VisitorsPerSeat float64 `yaml:"visitors_per_seat"`
+	// Hard limits on admission, whatever the controller measures.
+	Caps Caps `yaml:"caps"`
+	// The controller that sizes admission from the origin's measured
+	// latency and errors (additive increase, multiplicative decrease).
+	Controller Controller `yaml:"controller"`
+	// Lanes besides the implicit public lane, such as a presale for
+	// invited fans. A lane named public sets the public lane's priority
+	// and share (and takes no credentials).
+	Lanes []Lane `yaml:"lanes"`
+	// Branding and texts of the waiting-room page.
+	Page Page `yaml:"page"`
+}
+
+// PositionDisplay is a value of events[].position_display.
+type PositionDisplay string
+
+// Values of events[].position_display.
+const (
+	PositionExact       PositionDisplay = "exact"
+	PositionApproximate PositionDisplay = "approximate"
+	PositionHidden      PositionDisplay = "hidden"
+)
+
+// Challenge is a value of events[].challenge.
+type Challenge string
+
+// Values of events[].challenge.
+const (
+	ChallengeOff Challenge = "off"
+)
+
+// Caps are hard limits on an event's admission.
+type Caps struct {
+	// Most visitors holding a valid pass at once; 0 means no cap.
+	MaxActive int `yaml:"max_active"`
+	// Most visitors newly admitted per minute; 0 means no cap.
+	MaxNewPerMinute int `yaml:"max_new_per_minute"`
+}
+
+// Controller tunes the admission controller of one event.
+type Controller struct {
+	// How often the controller measures the origin and admits more.
+	Tick Duration `yaml:"tick"`
+	// Origin latency (95th percentile of admitted visitors' requests) the
+	// controller keeps under.
+	TargetP95 Duration `yaml:"target_p95"`
+	// Share of origin responses that may be 5xx or time out (0 to 1,
+	// exclusive).
+	TargetErrorRate float64 `yaml:"target_error_rate"`
+	// Active visitors allowed at the start, before anything is measured.
+	InitialActive int `yaml:"initial_active"`
+	// The active-visitor limit never goes below this; at least 1 and at
+	// most initial_active.
+	MinActive int `yaml:"min_active"`
+	// Visitors added to the limit per tick while the origin is healthy; 0
+	// means 5% of the limit, at least 2.
+	Increase int `yaml:"increase"`
+	// Factor the limit is multiplied by when the origin is not healthy
+	// (0 to 1, exclusive).
+	Decrease float64 `yaml:"decrease"`
+}
+
+// Lane is a queue within an event with its own numbers and its own share
+// of admissions, such as a presale.
+type Lane struct {
+	// Lane name, in join requests and tickets; 1 to 64 characters from
+	// [a-z0-9_-], unique within the event. "public" configures the
+	// implicit public lane.
+	Name string `yaml:"name"`
+	// Priority lanes are served first, in the order listed, until nobody
+	// is waiting in them; the others then share what is left.
+	Priority bool `yaml:"priority"`
+	// Weight among the non-priority lanes with visitors waiting (0 to 1,
+	// such as 0.7 and 0.3); 0 counts as 1, an equal share.
+	Share float64 `yaml:"share"`
+	// Secret that verifies signed invite codes (each usable once), at
+	// least 32 bytes, from the environment (${WAITROOM_PRESALE_INVITE_SECRET}).
+	InviteSecret string `yaml:"invite_secret"`
+	// Secret that verifies account proofs (the origin's HMAC of event and
+	// account id), at least 32 bytes, from the environment.
+	AccountSecret string `yaml:"account_secret"`
+	// File with one account id per line (blank lines and # comments
+	// skipped): only listed accounts may join with an account proof.
+	// Needs account_secret. Read at start-up.
+	AllowlistFile string `yaml:"allowlist_file"`
+}
+
+// Page configures an event's waiting-room page.
+type Page struct {
+	// Logo shown on the page: an https:// URL or a path on this site.
+	LogoURL string `yaml:"logo_url"`
+	// Colours of the built-in page.
+	Colors Colors `yaml:"colors"`
+	// Language when the browser's Accept-Language names none the page
+	// has: en, de or es.
+	DefaultLanguage Language `yaml:"default_language"`
+	// Text overrides: language, then text key, then text, such as
+	// {en: {title: "Summer Tour presale"}}.
+	Texts map[Language]map[string]string `yaml:"texts"`
+	// Directory with a room.html that replaces the built-in page template
+	// (read at start-up); empty uses the built-in page.
+	TemplateDir string `yaml:"template_dir"`
+}
+
+// Colors are the page's CSS colours, each "#rgb" or "#rrggbb"; empty keeps
+// the built-in colour.
+type Colors struct {
+	// Page background.
+	Background string `yaml:"background"`
+	// Body text.
+	Text string `yaml:"text"`
+	// Progress bar, links and buttons.
+	Accent string `yaml:"accent"`
+}
+
+// Language is a language of the waiting-room page.
+type Language string
+
+// Languages of the waiting-room page.
+const (
+	LangEnglish Language = "en"
+	LangGerman  Language = "de"
+	LangSpanish Language = "es"
+)
+
+// Languages lists the page's languages, in the order messages name them.
+func Languages() []Language { return []Language{LangEnglish, LangGerman, LangSpanish} }
+
+// Defaults of events[] that are not the admission engine's own (those are
+// admission.Default…: tranche, session_duration, no_show_grace,
+// visitors_per_seat and the controller's).
+const (
+	DefaultLandingPath     = "/"
+	DefaultPositionDisplay = PositionApproximate
+	DefaultChallenge       = ChallengeOff
+	DefaultLanguage        = LangEnglish
+)
+
+// DefaultEvent is the value every element of events starts from before
+// the file's keys are applied. Its durations and controller settings are
+// the admission engine's defaults.
+func DefaultEvent() Event {
+	return Event{
+		LandingPath:     DefaultLandingPath,
+		Tranche:         Duration(admission.DefaultTranche),
+		SessionDuration: Duration(admission.DefaultSessionDuration),
+		NoShowGrace:     Duration(admission.DefaultNoShowGrace),
+		PositionDisplay: DefaultPositionDisplay,
+		Challenge:       DefaultChallenge,
+		VisitorsPerSeat: admission.DefaultVisitorsPerSeat,
+		Controller: Controller{
+			Tick:            Duration(admission.DefaultTick),
+			TargetP95:       Duration(admission.DefaultTargetP95),
+			TargetErrorRate: admission.DefaultTargetErrorRate,
+			InitialActive:   admission.DefaultInitialActive,
+			MinActive:       admission.DefaultMinActive,
+			Decrease:        admission.DefaultDecrease,
+		},
+		Lanes: []Lane{},
+		Page: Page{
+			DefaultLanguage: DefaultLanguage,
+			Texts:           map[Language]map[string]string{},
+		},
+	}
+}
+
+// UnmarshalYAML decodes an event, starting from DefaultEvent.
+func (e *Event) UnmarshalYAML(n *yaml.Node) error {
+	*e = DefaultEvent()
+	type plain Event
+	return decodeMapping(n, "Event", (*plain)(e))
+}

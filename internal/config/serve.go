@@ -1,0 +1,393 @@
+package config
+
+import (
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Serve configures the waiting-room reverse proxy (waitroom serve).
+type Serve struct {
+	// Plain-HTTP listen address, host:port. Empty disables plain HTTP; then
+	// tls.listen is required.
+	Listen string `yaml:"listen"`
+	// HTTPS listener, with the certificate and key waitroom terminates TLS
+	// with.
+	TLS ServeTLS `yaml:"tls"`
+	// Path prefix waitroom reserves for itself (the waiting-room API, the
+	// page's assets, /auth, /jwks.json). It starts with "/" and does not
+	// end with one; no route may point inside it.
+	Prefix string `yaml:"prefix"`
+	// Addresses of the proxies and load balancers in front of waitroom,
+	// as CIDRs (10.0.0.0/8) or bare IPs. Only their X-Forwarded-For,
+	// -Proto and -Host (and client_ip_header) are believed, also for the
+	// client address that rate limits, bypass and binding use; from
+	// anyone else those headers are replaced.
+	TrustedProxies []string `yaml:"trusted_proxies"`
+	// Header a trusted proxy puts the client's address in: X-Forwarded-For
+	// (the right-most address not itself a trusted proxy is the client)
+	// or a single-address header such as CF-Connecting-IP or X-Real-IP.
+	ClientIPHeader string `yaml:"client_ip_header"`
+	// Largest request header block, in bytes; larger requests get 431. At
+	// least 16384, so that real-world cookies fit; at most 1 MiB.
+	MaxHeaderBytes int `yaml:"max_header_bytes"`
+	// Largest request body forwarded, in bytes; bodies stream to the
+	// origin and a larger one gets 413. 0 means no limit.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// Longest time to read one request (headers and body).
+	ReadTimeout Duration `yaml:"read_timeout"`
+	// Longest time to write one response; 0 means no limit, which
+	// server-sent events and long downloads need.
+	WriteTimeout Duration `yaml:"write_timeout"`
+	// How long an idle keep-alive connection is kept open.
+	IdleTimeout Duration `yaml:"idle_timeout"`
+	// On shutdown, how long requests in progress may take to finish before
+	// connections are closed; 0 closes them at once.
+	ShutdownGrace Duration `yaml:"shutdown_grace"`
+	// Also run the seat-hold sidecar configured in the inventory section,
+	// in this process (on its own listener, inventory.listen, for the
+	// origins). Events linked to inventory then read remaining seats from
+	// it directly; leave serve.inventory.url empty.
+	WithInventory bool `yaml:"with_inventory"`
+	// Where the remaining seats of events linked to inventory
+	// (events[].inventory_event) are read.
+	Inventory InventoryClient `yaml:"inventory"`
+	// How many verified passes are remembered (least recently used first
+	// out), so that a gated request costs one lookup and no cryptography.
+	// At least 1.
+	PassCacheSize int `yaml:"pass_cache_size"`
+	// Device-binding signals hashed into tickets and passes, so that a
+	// copied cookie fails elsewhere: user_agent and ip_prefix (the client
+	// address's network, rate_limits.ipv4_prefix or ipv6_prefix wide).
+	// An empty list binds to nothing.
+	Binding []BindingSignal `yaml:"binding"`
+	// Keys that sign and verify tickets and passes.
+	Keys Keys `yaml:"keys"`
+	// Names and attributes of the ticket and pass cookies.
+	Cookies Cookies `yaml:"cookies"`
+	// Requests that pass every gate without a queue: staff and monitoring.
+	Bypass Bypass `yaml:"bypass"`
+	// Token-bucket rate limits on the waiting-room API (prefix/api/*), per
+	// client address and per network.
+	RateLimits RateLimits `yaml:"rate_limits"`
+}
+
+// ServeTLS configures the HTTPS listener.
+type ServeTLS struct {
+	// HTTPS listen address, host:port; empty disables HTTPS.
+	Listen string `yaml:"listen"`
+	// PEM certificate chain, leaf first. Required with listen.
+	CertFile string `yaml:"cert_file"`
+	// PEM private key of the certificate. Required with listen; keep it
+	// readable by waitroom only.
+	KeyFile string `yaml:"key_file"`
+	// Oldest TLS version accepted: "1.2" or "1.3".
+	MinVersion TLSVersion `yaml:"min_version"`
+}
+
+// TLSVersion is a value of serve.tls.min_version.
+type TLSVersion string
+
+// Values of serve.tls.min_version.
+const (
+	TLS12 TLSVersion = "1.2"
+	TLS13 TLSVersion = "1.3"
+)
+
+// InventoryClient says where the proxy reads linked events' remaining
+// seats.
+type InventoryClient struct {
+	// Base URL of a seat-hold sidecar, http://host:port or https://. Empty
+	// with with_inventory: the sidecar in this process. Empty without it:
+	// no event may be linked to inventory.
+	URL string `yaml:"url"`
+	// Bearer token for the sidecar at url, from the environment
+	// (${WAITROOM_INVENTORY_TOKEN}); empty when that sidecar runs without
+	// one. Not used for the in-process sidecar.
+	Token string `yaml:"token"`
+	// How often remaining seats are read.
+	Refresh Duration `yaml:"refresh"`
+}
+
+// BindingSignal is a value of serve.binding.
+type BindingSignal string
+
+// Values of serve.binding.
+const (
+	BindUserAgent BindingSignal = "user_agent"
+	BindIPPrefix  BindingSignal = "ip_prefix"
+)
+
+// Keys configures the token keys.
+type Keys struct {
+	// The key new tickets and passes are signed with.
+	Signing Key `yaml:"signing"`
+	// Older keys still accepted when verifying, for rotation: make the new
+	// key the signing key, keep the old one here until the tokens it
+	// signed have expired (ticket lifetime, or session_duration for
+	// passes). Each element starts from algorithm HS256.
+	Verify []Key `yaml:"verify"`
+}
+
+// Key is one token key: an HS256 shared secret or an Ed25519 key pair.
+// Secrets and key files are read at start-up by Load, never by Validate.
+type Key struct {
+	// Key id, written into every token's header (kid); 1 to 64 bytes,
+	// unique among signing and verify.
+	ID string `yaml:"id"`
+	// HS256 (HMAC-SHA256 with a shared secret) or EdDSA (Ed25519; origins
+	// can then verify passes with /jwks.json, knowing no secret).
+	Algorithm KeyAlgorithm `yaml:"algorithm"`
+	// HS256 secret, at least 32 bytes, from the environment
+	// (${WAITROOM_SIGNING_SECRET}); openssl rand -hex 32 makes a good one.
+	// Set this or secret_file.
+	Secret string `yaml:"secret"`
+	// File holding the HS256 secret (one trailing newline is ignored).
+	// Set this or secret.
+	SecretFile string `yaml:"secret_file"`
+	// EdDSA: PEM file with the Ed25519 private key (PKCS#8, "PRIVATE
+	// KEY"; waitroom keygen writes one). Required for the signing key; a
+	// verification key may give this or public_key_file.
+	PrivateKeyFile string `yaml:"private_key_file"`
+	// EdDSA: PEM file with the Ed25519 public key (PKIX, "PUBLIC KEY"),
+	// for a verification key only.
+	PublicKeyFile string `yaml:"public_key_file"`
+}
+
+// KeyAlgorithm is a value of serve.keys.*.algorithm.
+type KeyAlgorithm string
+
+// Values of serve.keys.*.algorithm.
+const (
+	AlgHS256 KeyAlgorithm = "HS256"
+	AlgEdDSA KeyAlgorithm = "EdDSA"
+)
+
+// DefaultVerifyKey is the value every element of serve.keys.verify starts
+// from before the file's keys are applied.
+func DefaultVerifyKey() Key { return Key{Algorithm: DefaultKeyAlgorithm} }
+
+// UnmarshalYAML decodes a key, starting a new list element from
+// DefaultVerifyKey.
+func (k *Key) UnmarshalYAML(n *yaml.Node) error {
+	if *k == (Key{}) {
+		*k = DefaultVerifyKey()
+	}
+	type plain Key
+	return decodeMapping(n, "Key", (*plain)(k))
+}
+
+// Cookies configures the ticket and pass cookies. Both are HttpOnly and
+// have Path=/.
+type Cookies struct {
+	// Name of the ticket cookie (the visitor's place in the queue).
+	Ticket string `yaml:"ticket"`
+	// Name of the pass cookie (admission to the event's gated paths).
+	Pass string `yaml:"pass"`
+	// Domain attribute, to share the cookies with subdomains
+	// (example.com); empty sets host-only cookies.
+	Domain string `yaml:"domain"`
+	// Secure attribute: auto (when the request came over HTTPS, directly
+	// or per a trusted proxy's X-Forwarded-Proto), always or never.
+	Secure CookieSecure `yaml:"secure"`
+	// SameSite attribute: lax or strict.
+	SameSite SameSite `yaml:"same_site"`
+	// Send the pass cookie on to the origin; by default waitroom removes
+	// it and the origin gets X-Waitroom-Visitor and X-Waitroom-Event
+	// instead.
+	ForwardPass bool `yaml:"forward_pass"`
+}
+
+// CookieSecure is a value of serve.cookies.secure.
+type CookieSecure string
+
+// Values of serve.cookies.secure.
+const (
+	SecureAuto   CookieSecure = "auto"
+	SecureAlways CookieSecure = "always"
+	SecureNever  CookieSecure = "never"
+)
+
+// SameSite is a value of serve.cookies.same_site.
+type SameSite string
+
+// Values of serve.cookies.same_site.
+const (
+	SameSiteLax    SameSite = "lax"
+	SameSiteStrict SameSite = "strict"
+)
+
+// Bypass configures requests that skip the queue. Every bypass is counted
+// in the metrics.
+type Bypass struct {
+	// Client networks that bypass, as CIDRs or bare IPs (staff offices,
+	// uptime monitors). The client address is the one trusted_proxies
+	// establish.
+	CIDRs []string `yaml:"cidrs"`
+	// Request header that carries the bypass secret. waitroom removes it
+	// before forwarding.
+	Header string `yaml:"header"`
+	// The bypass secret, at least 16 characters, from the environment
+	// (${WAITROOM_BYPASS_SECRET}); empty disables the header bypass.
+	Secret string `yaml:"secret"`
+}
+
+// RateLimits configures the token buckets on the waiting-room API.
+type RateLimits struct {
+	// Bucket per client address.
+	PerIP Bucket `yaml:"per_ip"`
+	// Bucket per client network (ipv4_prefix or ipv6_prefix wide), which
+	// catches one party spread over many addresses.
+	PerPrefix Bucket `yaml:"per_prefix"`
+	// IPv4 network width of per_prefix (and of the ip_prefix binding), 8
+	// to 32 bits.
+	IPv4Prefix int `yaml:"ipv4_prefix"`
+	// IPv6 network width of per_prefix (and of the ip_prefix binding), 16
+	// to 128 bits.
+	IPv6Prefix int `yaml:"ipv6_prefix"`
+	// How many addresses and networks are tracked (least recently seen
+	// first out). At least 1.
+	TableSize int `yaml:"table_size"`
+}
+
+// Bucket is one token bucket: rate tokens a second, up to burst at once.
+type Bucket struct {
+	// Requests per second allowed on average; 0 disables this bucket.
+	Rate float64 `yaml:"rate"`
+	// Requests allowed at once after a quiet spell; at least 1 when rate
+	// is set.
+	Burst int `yaml:"burst"`
+}
+
+// Admin configures the operator listener.
+type Admin struct {
+	// Listen address of the operator API, /metrics, /healthz and /readyz,
+	// host:port. Keep it private; empty disables it.
+	Listen string `yaml:"listen"`
+	// Bearer token the operator API requires, at least 16 characters, from
+	// the environment (${WAITROOM_ADMIN_TOKEN}). Required when listen is
+	// set.
+	Token string `yaml:"token"`
+}
+
+// Admission configures where the queues live.
+type Admission struct {
+	// embedded (queues in this process, journaled to data_dir: one
+	// replica) or redis (shared by several replicas, which elect one
+	// leader per event).
+	Store StoreKind `yaml:"store"`
+	// Directory of the embedded admission store. It is created if missing
+	// and locked against a second process; it must not be, or contain,
+	// inventory.data_dir.
+	DataDir string `yaml:"data_dir"`
+	// Connection to Redis, used with store: redis.
+	Redis Redis `yaml:"redis"`
+	// Prefix of every admission key in Redis, so that several
+	// installations can share one Redis; no braces (they would change the
+	// keys' cluster hash slot).
+	RedisPrefix string `yaml:"redis_prefix"`
+	// This process's name in the per-event leader lease; empty uses the
+	// host name and process id. Unique per replica.
+	Replica string `yaml:"replica"`
+}
+
+// Defaults of the serve, admin and admission sections.
+const (
+	DefaultServeListen       = "127.0.0.1:8080"
+	DefaultTLSMinVersion     = TLS12
+	DefaultPrefix            = "/_wr"
+	DefaultClientIPHeader    = "X-Forwarded-For"
+	DefaultMaxHeaderBytes    = 32 << 10
+	DefaultServeMaxBodyBytes = 64 << 20
+	DefaultServeReadTimeout  = 60 * time.Second
+	DefaultServeWriteTimeout = 60 * time.Second
+	DefaultIdleTimeout       = 75 * time.Second
+	DefaultShutdownGrace     = 10 * time.Second
+	DefaultInventoryRefresh  = 2 * time.Second
+	DefaultPassCacheSize     = 100_000
+	DefaultBinding           = BindUserAgent
+
+	DefaultKeyID        = "k1"
+	DefaultKeyAlgorithm = AlgHS256
+
+	DefaultTicketCookie = "wr_ticket"
+	DefaultPassCookie   = "wr_pass"
+	DefaultCookieSecure = SecureAuto
+	DefaultSameSite     = SameSiteLax
+
+	DefaultBypassHeader = "X-Waitroom-Bypass"
+
+	DefaultPerIPRate       = 5
+	DefaultPerIPBurst      = 20
+	DefaultPerPrefixRate   = 100
+	DefaultPerPrefixBurst  = 400
+	DefaultIPv4Prefix      = 24
+	DefaultIPv6Prefix      = 48
+	DefaultRateLimitsTable = 100_000
+
+	DefaultAdminListen = "127.0.0.1:9090"
+
+	DefaultAdmissionStore   = StoreEmbedded
+	DefaultAdmissionDataDir = "./waitroom-data/admission"
+	// DefaultAdmissionRedisPrefix repeats admission/redisstore's
+	// DefaultPrefix (a test keeps them equal): importing the Redis store
+	// here only for a constant would tie configuration to a store.
+	DefaultAdmissionRedisPrefix = "wr:adm:"
+)
+
+// Limits of the serve, admin and admission sections that Validate
+// enforces.
+const (
+	MinMaxHeaderBytes     = 16 << 10
+	MaxMaxHeaderBytes     = 1 << 20
+	MinSecretLength       = 32 // HS256 secrets, invite and account secrets, in bytes
+	MinAdminTokenLength   = 16
+	MinBypassSecretLength = 16
+	MaxKeyIDLength        = 64
+)
+
+func defaultServe() Serve {
+	return Serve{
+		Listen:         DefaultServeListen,
+		TLS:            ServeTLS{MinVersion: DefaultTLSMinVersion},
+		Prefix:         DefaultPrefix,
+		TrustedProxies: []string{},
+		ClientIPHeader: DefaultClientIPHeader,
+		MaxHeaderBytes: DefaultMaxHeaderBytes,
+		MaxBodyBytes:   DefaultServeMaxBodyBytes,
+		ReadTimeout:    Duration(DefaultServeReadTimeout),
+		WriteTimeout:   Duration(DefaultServeWriteTimeout),
+		IdleTimeout:    Duration(DefaultIdleTimeout),
+		ShutdownGrace:  Duration(DefaultShutdownGrace),
+		Inventory:      InventoryClient{Refresh: Duration(DefaultInventoryRefresh)},
+		PassCacheSize:  DefaultPassCacheSize,
+		Binding:        []BindingSignal{DefaultBinding},
+		Keys: Keys{
+			Signing: Key{ID: DefaultKeyID, Algorithm: DefaultKeyAlgorithm},
+			Verify:  []Key{},
+		},
+		Cookies: Cookies{
+			Ticket:   DefaultTicketCookie,
+			Pass:     DefaultPassCookie,
+			Secure:   DefaultCookieSecure,
+			SameSite: DefaultSameSite,
+		},
+		Bypass: Bypass{CIDRs: []string{}, Header: DefaultBypassHeader},
+		RateLimits: RateLimits{
+			PerIP:      Bucket{Rate: DefaultPerIPRate, Burst: DefaultPerIPBurst},
+			PerPrefix:  Bucket{Rate: DefaultPerPrefixRate, Burst: DefaultPerPrefixBurst},
+			IPv4Prefix: DefaultIPv4Prefix,
+			IPv6Prefix: DefaultIPv6Prefix,
+			TableSize:  DefaultRateLimitsTable,
+		},
+	}
+}
+
+func defaultAdmission() Admission {
+	return Admission{
+		Store:       DefaultAdmissionStore,
+		DataDir:     DefaultAdmissionDataDir,
+		Redis:       Redis{Cluster: []string{}},
+		RedisPrefix: DefaultAdmissionRedisPrefix,
+	}
+}
