@@ -1,0 +1,347 @@
+package static
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Defaults of a PageConfig's empty fields.
+const (
+	DefaultPrefix          = "/_wr"
+	DefaultLanguage        = "en"
+	DefaultPositionDisplay = "exact"
+	DefaultJoinPath        = "/"
+	// DefaultBackground, DefaultText and DefaultAccent are the default
+	// colours: dark text on white (16:1) and an accent blue that has 6.4:1
+	// against the background, so links, the progress bar and white button
+	// text on it pass WCAG AA.
+	DefaultBackground = "#ffffff"
+	DefaultText       = "#1b1f24"
+	DefaultAccent     = "#0b57d0"
+)
+
+// Limits on a PageConfig.
+const (
+	// MaxNameLen is the longest display name, in bytes.
+	MaxNameLen = 200
+	// MaxTextLen is the longest text override, in bytes.
+	MaxTextLen = 1000
+	// MaxTemplateSize is the largest template file TemplateDir may hold.
+	MaxTemplateSize = 1 << 20
+)
+
+// Position displays (PageConfig.PositionDisplay).
+const (
+	PositionExact       = "exact"
+	PositionApproximate = "approximate"
+	PositionHidden      = "hidden"
+)
+
+// Colors are an event's page colours as CSS colours: #rgb, #rrggbb or a
+// CSS named colour ("navy"). An empty field keeps its default
+// (DefaultBackground, DefaultText, DefaultAccent). The page uses them as
+// CSS custom properties (--wr-bg, --wr-fg, --wr-accent, and
+// --wr-on-accent, black or white, whichever reads better on the accent).
+type Colors struct {
+	// Background is the page background.
+	Background string
+	// Text is the colour of all text.
+	Text string
+	// Accent colours links, buttons, the focus ring and the progress bar.
+	Accent string
+}
+
+// PageConfig is one event's waiting-room page: what it is called, where
+// its API lives, and its branding. New validates it without changing it.
+type PageConfig struct {
+	// Event is the event id the page joins (1-64 characters from
+	// [A-Za-z0-9_.-], starting with a letter or digit).
+	Event string
+	// Name is the display name ("Summer Tour 2027"); the event id when
+	// empty.
+	Name string
+	// Prefix is the path prefix of waitroom's endpoints (DefaultPrefix
+	// when empty): the page calls Prefix+"/api/join" and
+	// Prefix+"/api/status".
+	Prefix string
+	// PositionDisplay is how the page shows a position the server sends:
+	// exact ("4,812 people ahead of you"), approximate ("about 4,800
+	// people ahead of you", rounded by the server) or hidden (ETA only).
+	// DefaultPositionDisplay when empty; the position_display of a status
+	// response overrides it.
+	PositionDisplay string
+	// LogoURL is the logo shown above the event name: an https URL or a
+	// same-site path ("/img/logo.svg"); no logo when empty.
+	LogoURL string
+	// Colors are the page colours; empty fields keep the defaults.
+	Colors Colors
+	// Texts override built-in texts: language → text key (TextKeys) →
+	// plain text, keeping the built-in text's {placeholders}.
+	Texts map[string]map[string]string
+	// DefaultLanguage is the language for visitors whose Accept-Language
+	// names none of Languages(); DefaultLanguage when empty.
+	DefaultLanguage string
+	// TemplateDir, when set, is a directory with room.html and optionally
+	// busy.html and blocked.html: html/template files executed with
+	// TemplateData in place of the embedded ones. Empty: embedded.
+	TemplateDir string
+	// JoinPath is the same-site path the blocked page's "join the queue"
+	// link goes to, normally the event's landing page; DefaultJoinPath
+	// when empty.
+	JoinPath string
+}
+
+// ErrInvalidConfig is what every error of New about a PageConfig matches
+// with errors.Is; each problem is a *ConfigError.
+var ErrInvalidConfig = errors.New("static: invalid page configuration")
+
+// ConfigError is one problem with a PageConfig given to New. New returns
+// every problem it finds, joined with errors.Join. It is plain data, safe
+// to share between goroutines.
+type ConfigError struct {
+	// Index is the PageConfig's position in New's argument.
+	Index int
+	// Event is the PageConfig's Event (possibly the invalid value).
+	Event string
+	// Field is the field's path in snake_case, as the configuration file
+	// spells it: "colors.background", "texts.de.ahead_other",
+	// "template_dir".
+	Field string
+	// Msg says what is wrong.
+	Msg string
+}
+
+// Error returns `static: pages[i] (event "e"): field: msg`.
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("static: pages[%d] (event %q): %s: %s", e.Index, e.Event, e.Field, e.Msg)
+}
+
+// Is makes every ConfigError match ErrInvalidConfig.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// resolved is a validated PageConfig with its defaults filled in.
+type resolved struct {
+	PageConfig
+	colors   Colors // canonical spellings
+	onAccent string // "#000000" or "#ffffff"
+	defLang  int    // index in languages
+}
+
+// problems collects the ConfigErrors of one PageConfig.
+type problems struct {
+	index int
+	event string
+	errs  []error
+}
+
+func (p *problems) add(field, format string, args ...any) {
+	p.errs = append(p.errs, &ConfigError{Index: p.index, Event: p.event, Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+// resolve validates c (the index-th config) and fills in its defaults.
+func resolve(index int, c PageConfig) (resolved, []error) {
+	p := &problems{index: index, event: c.Event}
+	r := resolved{PageConfig: c}
+	if !validEventID(c.Event) {
+		p.add("event", "must be 1-64 characters from [A-Za-z0-9_.-], starting with a letter or digit")
+	}
+	if r.Name == "" {
+		r.Name = c.Event
+	} else if msg := checkText(c.Name, MaxNameLen); msg != "" {
+		p.add("name", "%s", msg)
+	}
+	if r.Prefix == "" {
+		r.Prefix = DefaultPrefix
+	} else if !validPrefix(c.Prefix) {
+		p.add("prefix", "must be a path such as /_wr: a single leading slash, no trailing slash, characters from [A-Za-z0-9._~/-]")
+	}
+	switch c.PositionDisplay {
+	case "":
+		r.PositionDisplay = DefaultPositionDisplay
+	case PositionExact, PositionApproximate, PositionHidden:
+	default:
+		p.add("position_display", "%q is not one of exact, approximate, hidden", c.PositionDisplay)
+	}
+	if c.LogoURL != "" && !validLogoURL(c.LogoURL) {
+		p.add("logo_url", "must be an https URL or a same-site path starting with a single /")
+	}
+	r.colors = Colors{Background: DefaultBackground, Text: DefaultText, Accent: DefaultAccent}
+	for _, f := range []struct {
+		field string
+		in    string
+		out   *string
+	}{
+		{"colors.background", c.Colors.Background, &r.colors.Background},
+		{"colors.text", c.Colors.Text, &r.colors.Text},
+		{"colors.accent", c.Colors.Accent, &r.colors.Accent},
+	} {
+		if f.in == "" {
+			continue
+		}
+		_, canon, ok := parseColor(f.in)
+		if !ok {
+			p.add(f.field, "%q is not a colour: use #rgb, #rrggbb or a CSS colour name", f.in)
+			continue
+		}
+		*f.out = canon
+	}
+	accent, _, _ := parseColor(r.colors.Accent)
+	if contrast(accent, 0x000000) > contrast(accent, 0xffffff) {
+		r.onAccent = "#000000"
+	} else {
+		r.onAccent = "#ffffff"
+	}
+	if r.DefaultLanguage == "" {
+		r.DefaultLanguage = DefaultLanguage
+	}
+	if r.defLang = languageIndex(r.DefaultLanguage); r.defLang < 0 {
+		p.add("default_language", "%q is not one of %s", c.DefaultLanguage, strings.Join(languages, ", "))
+		r.defLang = 0
+	}
+	for lang, texts := range c.Texts {
+		if languageIndex(lang) < 0 {
+			p.add("texts."+lang, "unknown language: the pages come in %s", strings.Join(languages, ", "))
+			continue
+		}
+		for key, s := range texts {
+			field := "texts." + lang + "." + key
+			builtin, ok := builtinTexts[lang][key]
+			if !ok {
+				p.add(field, "unknown text key (see static.TextKeys)")
+				continue
+			}
+			if msg := checkText(s, MaxTextLen); msg != "" {
+				p.add(field, "%s", msg)
+				continue
+			}
+			want := placeholderRe.FindAllString(builtin, -1)
+			for _, ph := range placeholderRe.FindAllString(s, -1) {
+				if !contains(want, ph) {
+					p.add(field, "placeholder %s is not one of this text's (%s)", ph, strings.Join(want, " "))
+				}
+			}
+		}
+	}
+	if r.JoinPath == "" {
+		r.JoinPath = DefaultJoinPath
+	} else if !validSitePath(c.JoinPath) {
+		p.add("join_path", "must be a same-site path starting with a single /")
+	}
+	if c.TemplateDir != "" {
+		st, err := os.Stat(c.TemplateDir)
+		switch {
+		case err != nil:
+			p.add("template_dir", "%v", err)
+		case !st.IsDir():
+			p.add("template_dir", "%s is not a directory", c.TemplateDir)
+		default:
+			if _, err := os.Stat(filepath.Join(c.TemplateDir, "room.html")); err != nil {
+				p.add("template_dir", "must contain room.html: %v", err)
+			}
+		}
+	}
+	return r, p.errs
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// checkText checks display text: non-empty, valid UTF-8, no control
+// characters, at most max bytes. It returns what is wrong, or "".
+func checkText(s string, max int) string {
+	switch {
+	case strings.TrimSpace(s) == "":
+		return "must not be empty"
+	case len(s) > max:
+		return fmt.Sprintf("longer than %d bytes", max)
+	case !utf8.ValidString(s):
+		return "not valid UTF-8"
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return "contains a control character"
+		}
+	}
+	return ""
+}
+
+// validEventID mirrors the event ids of the engine and the sidecar: 1-64
+// characters from [A-Za-z0-9_.-], the first a letter or digit.
+func validEventID(id string) bool {
+	if len(id) == 0 || len(id) > 64 || !isAlnum(id[0]) {
+		return false
+	}
+	for i := 1; i < len(id); i++ {
+		if c := id[i]; !isAlnum(c) && c != '_' && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// validPrefix accepts "/x" or "/x/y": a leading slash, no trailing or
+// doubled slash, and characters that need no escaping in a URL path.
+func validPrefix(p string) bool {
+	if len(p) < 2 || p[0] != '/' || p[len(p)-1] == '/' || strings.Contains(p, "//") {
+		return false
+	}
+	for i := 1; i < len(p); i++ {
+		if c := p[i]; !isAlnum(c) && !strings.ContainsRune("._~/-", rune(c)) {
+			return false
+		}
+	}
+	return !strings.Contains(p, "/./") && !strings.Contains(p, "/../") &&
+		!strings.HasSuffix(p, "/.") && !strings.HasSuffix(p, "/..")
+}
+
+// validSitePath is the page script's same-site check in Go: a path that
+// starts with exactly one slash and has no backslash, whitespace or
+// control character, so that no browser reads it as another host.
+func validSitePath(p string) bool {
+	if len(p) == 0 || p[0] != '/' || len(p) > 1 && (p[1] == '/' || p[1] == '\\') {
+		return false
+	}
+	if !utf8.ValidString(p) {
+		return false
+	}
+	for _, r := range p {
+		if r == '\\' || unicode.IsSpace(r) || unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// validLogoURL accepts a same-site path or an absolute https URL with a
+// host and no user information.
+func validLogoURL(s string) bool {
+	if strings.HasPrefix(s, "/") {
+		return validSitePath(s)
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Opaque != "" {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || r == '\\' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,703 @@
+package static
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"maps"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+)
+
+//go:embed web
+var webFS embed.FS
+
+// ContentTypeHTML is the Content-Type of every page.
+const ContentTypeHTML = "text/html; charset=utf-8"
+
+// BusyRetrySeconds is how long the busy page waits on average before it
+// retries by itself (between 0.6 and 1.4 times this, at random, so that
+// shed visitors do not come back in step). Send it as Retry-After with
+// the busy page.
+const BusyRetrySeconds = 5
+
+// TemplateData is what room.html, busy.html and blocked.html are executed
+// with, for one event and one language. Override templates (PageConfig.
+// TemplateDir) use the same fields; the embedded templates in web/ are
+// the reference. A page must be the same for every visitor, so there is
+// nothing per visitor here: the page script gets that from the JSON API.
+type TemplateData struct {
+	// Lang is the page's language ("en"): put it in <html lang>.
+	Lang string
+	// Event is the event id; empty on the busy page (which is site-wide)
+	// and on the blocked page of paths outside any event.
+	Event string
+	// Name is the event's display name; empty where Event is.
+	Name string
+	// Prefix is the path prefix of waitroom's endpoints ("/_wr").
+	Prefix string
+	// LogoURL is the logo's URL or same-site path; empty for none.
+	LogoURL string
+	// JoinPath is where the blocked page's "join the queue" link goes.
+	JoinPath string
+	// PositionDisplay is exact, approximate or hidden.
+	PositionDisplay string
+	// Colors are the page colours with the defaults filled in.
+	Colors Colors
+	// T are the texts in Lang with the overrides applied, by key
+	// (TextKeys): {{.T.h_waiting}}. A missing key is an execution error,
+	// so New reports a typo.
+	T map[string]string
+	// Config is the page script's configuration. Write it as
+	// <script type="application/json" id="wr-config">{{.Config}}</script>:
+	// html/template encodes it as JSON there. Room pages only.
+	Config *ScriptConfig
+	// Vars are the colour custom properties (":root{--wr-bg:…}"): put them
+	// in a <style> element before Style.
+	Vars template.CSS
+	// Style is the built-in stylesheet, for an inline <style> element.
+	Style template.CSS
+	// Script is the built-in script of this page, for an inline <script>
+	// element: the queue client on room pages, the jittered retry on busy
+	// pages (it reads the delay from its element's data-retry attribute:
+	// <script data-retry="{{.RetrySeconds}}">), empty on blocked pages.
+	Script template.JS
+	// StyleURL and ScriptURL are the same stylesheet and room script under
+	// Prefix/static/ with content-hashed names, for templates that would
+	// rather link them (served by Asset, cacheable as immutable).
+	StyleURL, ScriptURL string
+	// RetrySeconds is BusyRetrySeconds: the busy page's script retries
+	// after 0.6 to 1.4 times it.
+	RetrySeconds int
+	// RefreshSeconds is twice RetrySeconds, for the busy page's
+	// <meta http-equiv="refresh"> fallback when scripts do not run.
+	RefreshSeconds int
+}
+
+// ScriptConfig is the configuration the room page's script reads from the
+// <script type="application/json" id="wr-config"> element.
+type ScriptConfig struct {
+	// Event is the event id sent with join and status.
+	Event string `json:"event"`
+	// Name is the display name, for the document title.
+	Name string `json:"name"`
+	// Prefix is the path prefix of the API (Prefix+"/api/join").
+	Prefix string `json:"prefix"`
+	// Lang is the page's language, for Intl number, plural and time
+	// formatting.
+	Lang string `json:"lang"`
+	// PositionDisplay is exact, approximate or hidden; a status response's
+	// position_display overrides it.
+	PositionDisplay string `json:"position_display"`
+	// Texts are the texts the script shows, by key, overrides applied.
+	Texts map[string]string `json:"texts"`
+}
+
+// Pages are every event's pre-rendered waiting-room pages and the static
+// assets. A Pages is immutable after New and safe for concurrent use; the
+// returned byte slices are shared and must not be modified.
+type Pages struct {
+	events map[string]*eventPages
+	site   *eventPages // busy pages; blocked pages outside any event
+	assets map[string]asset
+	csp    string
+}
+
+// eventPages are one event's pages, indexed like languages.
+type eventPages struct {
+	def          int // the default language
+	room, roomGz [][]byte
+	busy, busyGz [][]byte // site pages only
+	blocked      [][]byte
+}
+
+// asset is one file served under Prefix/static/.
+type asset struct {
+	body        []byte
+	contentType string
+}
+
+// templates are the three page templates of one template directory (or
+// the embedded ones).
+type templates struct {
+	room, busy, blocked *template.Template
+}
+
+// builtin are the embedded assets, read once.
+type builtin struct {
+	roomJS, busyJS, css []byte
+	jsName, cssName     string
+}
+
+func loadBuiltin() builtin {
+	read := func(name string) []byte {
+		b, err := webFS.ReadFile("web/" + name)
+		if err != nil {
+			panic("static: embedded " + name + " missing: " + err.Error())
+		}
+		return b
+	}
+	b := builtin{roomJS: compactJS(read("room.js")), busyJS: compactJS(read("busy.js")), css: read("room.css")}
+	b.jsName = hashedName("room", ".js", b.roomJS)
+	b.cssName = hashedName("room", ".css", b.css)
+	return b
+}
+
+// compactJS drops what a browser does not need from the embedded scripts,
+// which are written to be read: indentation, blank lines and lines that
+// are only a // comment. It changes nothing else, so it is safe for
+// scripts without multi-line string or template literals (ours; a test
+// checks that).
+func compactJS(src []byte) []byte {
+	out := make([]byte, 0, len(src))
+	for line := range bytes.Lines(src) {
+		line = bytes.TrimLeft(line, " \t")
+		if len(bytes.TrimSpace(line)) == 0 || bytes.HasPrefix(line, []byte("//")) {
+			continue
+		}
+		out = append(out, line...)
+	}
+	return out
+}
+
+// hashedName is base.<first 16 hex digits of SHA-256>ext.
+func hashedName(base, ext string, body []byte) string {
+	sum := sha256.Sum256(body)
+	return base + "." + hex.EncodeToString(sum[:8]) + ext
+}
+
+// New validates cfgs (one per event; event ids must be unique), parses
+// the templates (the embedded ones and every TemplateDir) and renders
+// every page of every event in every language once. Every problem comes
+// back, as *ConfigError values joined with errors.Join (each matches
+// ErrInvalidConfig). cfgs may be empty: then only Busy, Blocked (for no
+// event) and Asset serve anything.
+func New(cfgs []PageConfig) (*Pages, error) {
+	b := loadBuiltin()
+	var errs []error
+	rs := make([]resolved, len(cfgs))
+	seen := make(map[string]int, len(cfgs))
+	for i, c := range cfgs {
+		r, perrs := resolve(i, c)
+		errs = append(errs, perrs...)
+		if j, dup := seen[c.Event]; dup && c.Event != "" {
+			errs = append(errs, &ConfigError{Index: i, Event: c.Event, Field: "event", Msg: fmt.Sprintf("duplicate: pages[%d] has the same event", j)})
+		}
+		seen[c.Event] = i
+		rs[i] = r
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+
+	embedded, err := parseTemplates(webFS, "web", true)
+	if err != nil {
+		panic("static: embedded templates: " + err.Error()) // a test covers it
+	}
+	byDir := map[string]*templates{}
+	for i, r := range rs {
+		if r.TemplateDir == "" {
+			continue
+		}
+		if _, ok := byDir[r.TemplateDir]; ok {
+			continue
+		}
+		t, err := parseTemplates(os.DirFS(r.TemplateDir), ".", false)
+		if err != nil {
+			errs = append(errs, &ConfigError{Index: i, Event: r.Event, Field: "template_dir", Msg: err.Error()})
+			continue
+		}
+		t.fill(embedded)
+		byDir[r.TemplateDir] = t
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	tmplFor := func(r resolved) *templates {
+		if t := byDir[r.TemplateDir]; t != nil {
+			return t
+		}
+		return embedded
+	}
+
+	p := &Pages{events: make(map[string]*eventPages, len(rs)), assets: map[string]asset{
+		b.jsName:  {body: b.roomJS, contentType: "text/javascript; charset=utf-8"},
+		b.cssName: {body: b.css, contentType: "text/css; charset=utf-8"},
+	}}
+	csp := newPolicy()
+	for i, r := range rs {
+		ev, err := render(r, tmplFor(r), b, false, csp)
+		if err != nil {
+			errs = append(errs, &ConfigError{Index: i, Event: r.Event, Field: "template_dir", Msg: err.Error()})
+			continue
+		}
+		p.events[r.Event] = ev
+	}
+	// The site pages: the first event's branding without its name, or the
+	// defaults.
+	site := resolved{PageConfig: PageConfig{}}
+	if len(rs) > 0 {
+		site = rs[0]
+	} else {
+		site, _ = resolve(0, PageConfig{Event: "site"})
+	}
+	siteTmpl := tmplFor(site)
+	siteEvent := site.Event
+	site.Event, site.Name, site.JoinPath = "", "", DefaultJoinPath
+	ev, err := render(site, siteTmpl, b, true, csp)
+	if err != nil { // only an override busy.html of the first event can fail here
+		errs = append(errs, &ConfigError{Index: 0, Event: siteEvent, Field: "template_dir", Msg: err.Error()})
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	p.site = ev
+	p.csp = csp.String()
+	return p, nil
+}
+
+// parseTemplates reads room.html (required) and busy.html and
+// blocked.html (optional unless all) from dir of fsys.
+func parseTemplates(fsys fs.FS, dir string, all bool) (*templates, error) {
+	t := &templates{}
+	for _, f := range []struct {
+		name     string
+		required bool
+		dst      **template.Template
+	}{
+		{"room.html", true, &t.room},
+		{"busy.html", all, &t.busy},
+		{"blocked.html", all, &t.blocked},
+	} {
+		path := f.name
+		if dir != "." {
+			path = dir + "/" + f.name
+		}
+		src, err := readLimited(fsys, path)
+		if errors.Is(err, fs.ErrNotExist) && !f.required {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.name, err)
+		}
+		tm, err := template.New(f.name).Option("missingkey=error").Parse(string(src))
+		if err != nil {
+			return nil, err
+		}
+		*f.dst = tm
+	}
+	return t, nil
+}
+
+func readLimited(fsys fs.FS, path string) ([]byte, error) {
+	st, err := fs.Stat(fsys, path)
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > MaxTemplateSize {
+		return nil, fmt.Errorf("larger than %d bytes", MaxTemplateSize)
+	}
+	return fs.ReadFile(fsys, path)
+}
+
+// fill takes the templates t lacks from def.
+func (t *templates) fill(def *templates) {
+	if t.busy == nil {
+		t.busy = def.busy
+	}
+	if t.blocked == nil {
+		t.blocked = def.blocked
+	}
+}
+
+// render executes r's pages in every language. The site pages (site)
+// have no room page.
+func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*eventPages, error) {
+	ev := &eventPages{def: r.defLang}
+	n := len(languages)
+	if !site {
+		ev.room, ev.roomGz, ev.blocked = make([][]byte, n), make([][]byte, n), make([][]byte, n)
+	} else {
+		ev.busy, ev.busyGz, ev.blocked = make([][]byte, n), make([][]byte, n), make([][]byte, n)
+	}
+	vars := template.CSS(":root{--wr-bg:" + r.colors.Background + ";--wr-fg:" + r.colors.Text +
+		";--wr-accent:" + r.colors.Accent + ";--wr-on-accent:" + r.onAccent + "}")
+	if r.LogoURL != "" && !strings.HasPrefix(r.LogoURL, "/") {
+		if u, err := url.Parse(r.LogoURL); err == nil {
+			csp.img[u.Scheme+"://"+u.Host] = true
+		}
+	}
+	for li, lang := range languages {
+		texts := maps.Clone(builtinTexts[lang])
+		maps.Copy(texts, r.Texts[lang])
+		d := TemplateData{
+			Lang: lang, Event: r.Event, Name: r.Name, Prefix: r.Prefix, LogoURL: r.LogoURL,
+			JoinPath: r.JoinPath, PositionDisplay: r.PositionDisplay, Colors: r.colors,
+			T: texts, Vars: vars, Style: template.CSS(b.css),
+			StyleURL:     r.Prefix + "/static/" + b.cssName,
+			ScriptURL:    r.Prefix + "/static/" + b.jsName,
+			RetrySeconds: BusyRetrySeconds, RefreshSeconds: 2 * BusyRetrySeconds,
+		}
+		exec := func(tm *template.Template, script []byte) ([]byte, error) {
+			d := d
+			d.Script = template.JS(script)
+			var buf bytes.Buffer
+			if err := tm.Execute(&buf, &d); err != nil {
+				return nil, err
+			}
+			out := buf.Bytes()
+			if err := csp.note(out); err != nil {
+				return nil, fmt.Errorf("%s: %w", tm.Name(), err)
+			}
+			return out, nil
+		}
+		var err error
+		if !site {
+			d.Config = scriptConfig(r, lang, texts)
+			if ev.room[li], err = exec(t.room, b.roomJS); err != nil {
+				return nil, err
+			}
+			ev.roomGz[li] = gzipped(ev.room[li])
+			d.Config = nil
+		} else {
+			if ev.busy[li], err = exec(t.busy, b.busyJS); err != nil {
+				return nil, err
+			}
+			ev.busyGz[li] = gzipped(ev.busy[li])
+		}
+		if ev.blocked[li], err = exec(t.blocked, nil); err != nil {
+			return nil, err
+		}
+	}
+	return ev, nil
+}
+
+// scriptConfig is the room script's configuration: the texts it shows
+// (not those of the other pages or the ones written into the HTML).
+func scriptConfig(r resolved, lang string, texts map[string]string) *ScriptConfig {
+	c := &ScriptConfig{Event: r.Event, Name: r.Name, Prefix: r.Prefix, Lang: lang,
+		PositionDisplay: r.PositionDisplay, Texts: make(map[string]string, len(texts))}
+	for k, v := range texts {
+		if strings.HasPrefix(k, "busy_") || strings.HasPrefix(k, "blocked_") || k == "title" || k == "noscript" {
+			continue
+		}
+		c.Texts[k] = v
+	}
+	return c
+}
+
+func gzipped(b []byte) []byte {
+	var buf bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	w.Write(b)
+	w.Close()
+	return buf.Bytes()
+}
+
+// Room returns the waiting-room page of event in the language the
+// Accept-Language header asks for (see Negotiate; the event's default
+// language otherwise), or nil when event has no page. Serve it with
+// status 200, Content-Type ContentTypeHTML, Cache-Control: no-store and
+// Content-Security-Policy: CSP(). It does not allocate.
+func (p *Pages) Room(event string, acceptLanguage []byte) []byte {
+	ev := p.events[event]
+	if ev == nil {
+		return nil
+	}
+	return ev.room[ev.lang(acceptLanguage)]
+}
+
+// RoomGzip is Room compressed with gzip (best compression, done once in
+// New), for clients that accept it: send it with Content-Encoding: gzip
+// and Vary: Accept-Encoding. It does not allocate.
+func (p *Pages) RoomGzip(event string, acceptLanguage []byte) []byte {
+	ev := p.events[event]
+	if ev == nil {
+		return nil
+	}
+	return ev.roomGz[ev.lang(acceptLanguage)]
+}
+
+// Busy returns the page for requests shed under load (status 503 with
+// Retry-After: BusyRetrySeconds): it says the site is busy and reloads
+// itself after a jittered few seconds (by a GET of the same URL). It
+// carries the branding of the first PageConfig given to New (the
+// defaults when there was none) and no event name. It does not allocate.
+func (p *Pages) Busy(acceptLanguage []byte) []byte {
+	return p.site.busy[p.site.lang(acceptLanguage)]
+}
+
+// BusyGzip is Busy compressed with gzip. It does not allocate.
+func (p *Pages) BusyGzip(acceptLanguage []byte) []byte {
+	return p.site.busyGz[p.site.lang(acceptLanguage)]
+}
+
+// Blocked returns the page for paths that need a pass when the request
+// has none (status 403): it says so and links to the event's JoinPath.
+// For an event without a page it returns the site's blocked page, which
+// links to "/". It does not allocate.
+func (p *Pages) Blocked(event string, acceptLanguage []byte) []byte {
+	ev := p.events[event]
+	if ev == nil {
+		ev = p.site
+	}
+	return ev.blocked[ev.lang(acceptLanguage)]
+}
+
+// Asset returns the static file served at Prefix/static/<name>, its
+// Content-Type, and whether there is one. Names carry a hash of the
+// content, so serve them with Cache-Control: public, max-age=31536000,
+// immutable. It does not allocate.
+func (p *Pages) Asset(name []byte) (body []byte, contentType string, ok bool) {
+	a, ok := p.assets[string(name)]
+	return a.body, a.contentType, ok
+}
+
+// AssetNames returns the names Asset serves, sorted.
+func (p *Pages) AssetNames() []string {
+	return slices.Sorted(maps.Keys(p.assets))
+}
+
+// CSP returns the Content-Security-Policy for every page of p: no source
+// but the pages' own inline script and style blocks (by SHA-256 hash),
+// same-origin resources, same-origin fetches, and the logos' https
+// origins for images; no framing, no <base>, no plugins. It is the same
+// for every page, so it can be set as a fixed header.
+func (p *Pages) CSP() string { return p.csp }
+
+// lang returns the index of the language to serve for an Accept-Language
+// header.
+func (ev *eventPages) lang(acceptLanguage []byte) int {
+	if i := negotiate(acceptLanguage, languages, ev.def); i >= 0 {
+		return i
+	}
+	return ev.def
+}
+
+// policy collects what the Content-Security-Policy must allow.
+type policy struct {
+	scripts, styles, img map[string]bool
+}
+
+func newPolicy() *policy {
+	return &policy{scripts: map[string]bool{}, styles: map[string]bool{}, img: map[string]bool{}}
+}
+
+// note adds the hashes of page's inline scripts and style elements. An
+// inline event handler or style attribute would be refused by the policy,
+// so a page with one is an error.
+func (c *policy) note(page []byte) error {
+	scripts, styles, err := inlineBlocks(page)
+	if err != nil {
+		return err
+	}
+	for _, s := range scripts {
+		c.scripts[hashSource(s)] = true
+	}
+	for _, s := range styles {
+		c.styles[hashSource(s)] = true
+	}
+	return nil
+}
+
+func hashSource(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+func (c *policy) String() string {
+	var b strings.Builder
+	b.WriteString("default-src 'none'; script-src 'self'")
+	for _, h := range slices.Sorted(maps.Keys(c.scripts)) {
+		b.WriteString(" " + h)
+	}
+	b.WriteString("; style-src 'self'")
+	for _, h := range slices.Sorted(maps.Keys(c.styles)) {
+		b.WriteString(" " + h)
+	}
+	b.WriteString("; img-src 'self'")
+	for _, o := range slices.Sorted(maps.Keys(c.img)) {
+		b.WriteString(" " + o)
+	}
+	b.WriteString("; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+	return b.String()
+}
+
+// inlineBlocks returns the contents of page's inline <script> elements
+// that run (no src, a JavaScript type) and of its <style> elements. It
+// reports inline event handler attributes (on...=) and style attributes,
+// which a hash-based policy cannot allow.
+func inlineBlocks(page []byte) (scripts, styles [][]byte, err error) {
+	lower := asciiLower(page)
+	for i := 0; i < len(lower); {
+		j := bytes.IndexByte(lower[i:], '<')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+		if bytes.HasPrefix(lower[i:], []byte("!--")) {
+			end := bytes.Index(lower[i:], []byte("-->"))
+			if end < 0 {
+				break
+			}
+			i += end + 3
+			continue
+		}
+		name := tagName(lower[i:])
+		if name == "" {
+			continue
+		}
+		gt := bytes.IndexByte(lower[i:], '>')
+		if gt < 0 {
+			break
+		}
+		attrs := parseAttrs(lower[i+len(name) : i+gt])
+		if a := badAttribute(attrs); a != "" {
+			return nil, nil, fmt.Errorf("<%s> has a %s attribute, which the Content-Security-Policy refuses: use a <script> or <style> element", name, a)
+		}
+		i += gt + 1
+		if name != "script" && name != "style" {
+			continue
+		}
+		end := bytes.Index(lower[i:], []byte("</"+name))
+		if end < 0 {
+			return nil, nil, fmt.Errorf("<%s> is not closed", name)
+		}
+		body := page[i : i+end]
+		i += end
+		_, external := attrValue(attrs, "src")
+		typ, _ := attrValue(attrs, "type")
+		switch {
+		case name == "style":
+			styles = append(styles, body)
+		case external, !jsType(typ):
+		default:
+			scripts = append(scripts, body)
+		}
+	}
+	return scripts, styles, nil
+}
+
+// tagName returns the lower-case element name at the start of b ("" for
+// an end tag, a doctype or text).
+func tagName(b []byte) string {
+	n := 0
+	for n < len(b) && (b[n] >= 'a' && b[n] <= 'z' || n > 0 && b[n] >= '0' && b[n] <= '9') {
+		n++
+	}
+	if n == 0 || n < len(b) && !isSpaceOrEnd(b[n]) {
+		return ""
+	}
+	return string(b[:n])
+}
+
+func isSpaceOrEnd(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '/' || c == '>'
+}
+
+// attr is one attribute of a start tag (name in lower case).
+type attr struct{ name, value string }
+
+// parseAttrs splits a start tag's attribute text (after the element name,
+// before '>') into attributes, as the HTML tokenizer would for
+// well-formed markup.
+func parseAttrs(b []byte) []attr {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
+	var out []attr
+	i := 0
+	for i < len(b) {
+		for i < len(b) && (isSpace(b[i]) || b[i] == '/') {
+			i++
+		}
+		start := i
+		for i < len(b) && !isSpace(b[i]) && b[i] != '/' && b[i] != '=' {
+			i++
+		}
+		if i == start {
+			if i < len(b) {
+				i++ // a stray '='
+			}
+			continue
+		}
+		a := attr{name: string(b[start:i])}
+		j := i
+		for j < len(b) && isSpace(b[j]) {
+			j++
+		}
+		if j < len(b) && b[j] == '=' {
+			j++
+			for j < len(b) && isSpace(b[j]) {
+				j++
+			}
+			if j < len(b) && (b[j] == '"' || b[j] == '\'') {
+				q := b[j]
+				end := bytes.IndexByte(b[j+1:], q)
+				if end < 0 {
+					end = len(b) - j - 1
+				}
+				a.value = string(b[j+1 : j+1+end])
+				j += end + 2
+			} else {
+				v := j
+				for j < len(b) && !isSpace(b[j]) {
+					j++
+				}
+				a.value = string(b[v:j])
+			}
+			i = j
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func badAttribute(attrs []attr) string {
+	for _, a := range attrs {
+		if a.name == "style" || len(a.name) > 2 && strings.HasPrefix(a.name, "on") {
+			return a.name
+		}
+	}
+	return ""
+}
+
+// attrValue returns the value of attribute name and whether it is there.
+func attrValue(attrs []attr, name string) (string, bool) {
+	for _, a := range attrs {
+		if a.name == name {
+			return a.value, true
+		}
+	}
+	return "", false
+}
+
+// jsType reports whether a <script type> runs as JavaScript (the HTML
+// standard's list, plus "" and "module").
+func jsType(t string) bool {
+	t = strings.TrimSpace(t)
+	switch t {
+	case "", "module", "text/javascript", "application/javascript", "application/ecmascript",
+		"application/x-ecmascript", "application/x-javascript", "text/ecmascript",
+		"text/javascript1.0", "text/javascript1.1", "text/javascript1.2", "text/javascript1.3",
+		"text/javascript1.4", "text/javascript1.5", "text/jscript", "text/livescript",
+		"text/x-ecmascript", "text/x-javascript":
+		return true
+	}
+	return false
+}
+
+func asciiLower(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		out[i] = lower(c)
+	}
+	return out
+}

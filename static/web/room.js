@@ -1,0 +1,498 @@
+// The waiting-room page script: joins the queue, polls the status API and
+// shows what it says; moves on by itself when admitted. No framework, no
+// external requests. The configuration is the JSON in #wr-config (see
+// static.ScriptConfig); everything per visitor comes from the JSON API.
+(function () {
+  "use strict";
+  var doc = document;
+  var cfgEl = doc.getElementById("wr-config");
+  if (!cfgEl || !window.fetch) return;
+  var C = JSON.parse(cfgEl.textContent);
+  var T = C.texts || {};
+  var E = C.event;
+  var API = C.prefix + "/api/";
+  var lang = C.lang || "en";
+
+  var MIN_REFRESH = 0.2; // seconds: the fastest the server may ask for
+  var DEFAULT_REFRESH = 5;
+  var MAX_BACKOFF = 60; // seconds between retries after errors
+  var SCHEDULED_RECHECK = 300; // re-join at least this often before opening
+  var TIMEOUT = 15000; // ms for one request
+  var ANNOUNCE_GAP = 30000; // ms between polite position announcements
+  var NO_TICKET_LIMIT = 3; // 401s right after a join: cookies are blocked
+
+  var numberFmt = new Intl.NumberFormat(lang);
+  var plurals = Intl.PluralRules ? new Intl.PluralRules(lang) : null;
+
+  var timer = 0; // the next join or poll
+  var clock = 0; // the countdown's interval
+  var countdownTo = 0; // ms since the epoch (server time)
+  var fails = 0; // consecutive failed requests
+  var noTicket = 0; // no_ticket answers since the last successful poll
+  var refresh = DEFAULT_REFRESH;
+  var skew = 0; // server clock minus ours, ms, when it matters
+  var lastStatus = "";
+  var bestPct = -1;
+  var lastAnnounce = 0;
+  var announced = "";
+  var pendingAnnounce = "";
+  var announceTimer = 0;
+
+  // A same-site path: one leading slash, no backslash, whitespace or
+  // control character (which browsers strip or turn into slashes, so
+  // "/\evil.example" or "/\t/evil.example" would leave the site).
+  function sitePath(p) {
+    return typeof p === "string" && /^\/(?![\/\\])[^\\\s\u0000-\u001f\u007f]*$/.test(p);
+  }
+  var here = location.pathname + location.search;
+  var back = sitePath(here) ? here : "/";
+
+  function $(id) {
+    return doc.getElementById(id);
+  }
+  function show(id, on) {
+    var el = $(id);
+    if (el) el.hidden = !on;
+    return el;
+  }
+  function setText(id, s) {
+    var el = $(id);
+    if (el && el.textContent !== s) el.textContent = s;
+    return el;
+  }
+  function t(key, vars) {
+    var s = T[key] || "";
+    return vars ? s.replace(/\{(\w+)\}/g, function (m, k) {
+      return Object.prototype.hasOwnProperty.call(vars, k) ? vars[k] : m;
+    }) : s;
+  }
+  // key_one or key_other by the language's plural rules.
+  function plural(key, n, vars) {
+    var form = plurals ? plurals.select(n) : (n === 1 ? "one" : "other");
+    return t(key + (form === "one" && T[key + "_one"] ? "_one" : "_other"), vars);
+  }
+  function num(n) {
+    return numberFmt.format(n);
+  }
+  function isNum(v) {
+    return typeof v === "number" && isFinite(v);
+  }
+  function now() {
+    return Date.now() + skew;
+  }
+  // Spread a delay by ±20% so that visitors do not poll in step.
+  function jitter(sec) {
+    return sec * (0.8 + Math.random() * 0.4);
+  }
+  function later(sec, fn) {
+    clearTimeout(timer);
+    timer = setTimeout(fn, Math.max(sec, MIN_REFRESH) * 1000);
+  }
+  function stop() {
+    clearTimeout(timer);
+    timer = 0;
+  }
+  function store(key, value) {
+    try {
+      if (value === undefined) return sessionStorage.getItem(key);
+      sessionStorage.setItem(key, value);
+    } catch (e) {
+      // storage can be disabled or full: the bar then starts afresh
+    }
+    return null;
+  }
+
+  // --- requests ---------------------------------------------------------
+
+  function request(method, url, body) {
+    var ctl = typeof AbortController === "function" ? new AbortController() : null;
+    var to = ctl ? setTimeout(function () { ctl.abort(); }, TIMEOUT) : 0;
+    var init = {
+      method: method,
+      headers: { Accept: "application/json" },
+      credentials: "same-origin",
+      cache: "no-store"
+    };
+    if (body) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    if (ctl) init.signal = ctl.signal;
+    return fetch(url, init).then(function (r) {
+      noteDate(r.headers.get("Date"));
+      return r.json().then(null, function () { return null; }).then(function (j) {
+        clearTimeout(to);
+        return { status: r.status, body: j, retryAfter: r.headers.get("Retry-After") };
+      });
+    }, function (err) {
+      clearTimeout(to);
+      throw err;
+    });
+  }
+
+  // Countdowns run on the server's clock when ours is off by more than the
+  // Date header's one-second resolution (plus latency) could explain.
+  function noteDate(h) {
+    var s = h ? Date.parse(h) : NaN;
+    if (isNaN(s)) return;
+    var d = s - Date.now();
+    skew = Math.abs(d) > 2500 ? d : 0;
+  }
+
+  function join() {
+    request("POST", API + "join", { event: E, "return": back }).then(function (res) {
+      handle(res, join);
+    }, function () { failed(join); });
+  }
+
+  function poll() {
+    var url = API + "status?event=" + encodeURIComponent(E) + "&return=" + encodeURIComponent(back);
+    request("GET", url).then(function (res) {
+      handle(res, poll);
+    }, function () { failed(poll); });
+  }
+
+  function handle(res, again) {
+    var b = res.body;
+    if (res.status === 200 && b && typeof b.status === "string") {
+      fails = 0;
+      note("");
+      if (again === join && b.status === "admitted") {
+        // The pass cookie comes with a status answer: get it before
+        // moving on, or the gate would send us straight back here.
+        poll();
+        return;
+      }
+      if (again === poll) noTicket = 0;
+      render(b);
+      return;
+    }
+    if (res.status === 401 && b && b.error === "no_ticket") {
+      fails = 0;
+      if (++noTicket >= NO_TICKET_LIMIT) {
+        problem(t("msg_cookies"));
+        return;
+      }
+      join();
+      return;
+    }
+    if (res.status === 429) {
+      var ra = retryAfter(res.retryAfter);
+      later(ra * (1 + Math.random() * 0.25), again);
+      return;
+    }
+    if (res.status >= 500 || res.status === 408 || res.status === 0) {
+      failed(again);
+      return;
+    }
+    problem(t("msg_error"));
+  }
+
+  function retryAfter(h) {
+    var s = h == null ? NaN : Number(h);
+    if (isNaN(s) && h) s = (Date.parse(h) - Date.now()) / 1000;
+    if (!isFinite(s) || s < 0) s = refresh;
+    return Math.min(Math.max(s, MIN_REFRESH), 3600);
+  }
+
+  // A network error, timeout or 5xx: back off exponentially with jitter,
+  // keep what is on screen, and say that we are retrying.
+  function failed(again) {
+    fails++;
+    note(t("msg_offline"));
+    var d = Math.min(MAX_BACKOFF, Math.max(refresh, 1) * Math.pow(2, fails));
+    later(d / 2 + Math.random() * d / 2, again);
+  }
+
+  function note(s) {
+    setText("wr-note", s);
+    show("wr-note", s !== "");
+  }
+
+  // An error a retry by itself will not fix (4xx, blocked cookies): say
+  // so, offer a button, stop.
+  function problem(msg) {
+    stop();
+    stopClock();
+    lastStatus = "";
+    hideAll();
+    setText("wr-headline", t("h_error"));
+    setText("wr-message", msg);
+    retryButton(t("try_again"));
+    announce(t("h_error") + ". " + msg, true);
+  }
+
+  function retryButton(label) {
+    var b = setText("wr-retry", label);
+    show("wr-retry", true);
+    show("wr-actions", true);
+    if (b) {
+      b.onclick = function () {
+        noTicket = 0;
+        show("wr-retry", false);
+        show("wr-actions", false);
+        setText("wr-headline", t("joining"));
+        setText("wr-message", "");
+        join();
+      };
+    }
+  }
+
+  // --- rendering --------------------------------------------------------
+
+  function hideAll() {
+    ["wr-position", "wr-bar", "wr-eta", "wr-countdown", "wr-draw", "wr-actions", "wr-continue", "wr-retry"].forEach(function (id) {
+      show(id, false);
+    });
+  }
+
+  function render(s) {
+    var st = s.status;
+    refresh = isNum(s.refresh_seconds) && s.refresh_seconds > 0 ? Math.max(s.refresh_seconds, MIN_REFRESH) : DEFAULT_REFRESH;
+    var key = st === "closed" && s.reason === "session_ended" ? "session_ended" : st;
+    var headline = t("h_" + key) || st;
+    setText("wr-headline", headline);
+    setText("wr-message", t("msg_" + key));
+    doc.title = headline + " · " + C.name;
+
+    var pos = positionText(s);
+    setText("wr-position", pos);
+    show("wr-position", pos !== "");
+
+    var eta = (st === "waiting" || st === "waiting_for_draw" || st === "paused") ? etaText(s) : "";
+    setText("wr-eta-value", eta);
+    show("wr-eta", eta !== "");
+
+    progress(s);
+    countdown(s);
+    draw(s);
+    show("wr-actions", false);
+    show("wr-continue", false);
+    show("wr-retry", false);
+
+    var changed = st !== lastStatus;
+    lastStatus = st;
+    var say = [changed ? headline : "", pos, eta ? t("eta_label") + ": " + eta : ""].filter(Boolean).join(". ");
+    announce(say, changed);
+
+    switch (st) {
+      case "admitted":
+        admitted(s);
+        return;
+      case "closed":
+        stop();
+        stopClock();
+        if (s.reason === "session_ended") {
+          store("wr:first:" + E, "");
+          retryButton(t("join_again"));
+        }
+        return;
+      case "scheduled":
+        // Join when the queue opens (spread over up to two seconds), and
+        // look again now and then in case the opening moves.
+        var until = (Date.parse(s.opens_at) - now()) / 1000;
+        later(until > 0 ? Math.min(until + Math.random() * Math.min(2, refresh), SCHEDULED_RECHECK) : jitter(refresh), join);
+        return;
+      default:
+        later(jitter(refresh), poll);
+    }
+  }
+
+  function positionText(s) {
+    var st = s.status;
+    if (st !== "waiting" && st !== "paused") return "";
+    var display = s.position_display || C.position_display;
+    var p = s.position;
+    if (display === "hidden" || !isNum(p) || p < 0) return "";
+    if (p === 0) return t("ahead_none");
+    if (display === "approximate") return t("ahead_approx", { n: num(p) });
+    return plural("ahead", p, { n: num(p) });
+  }
+
+  // An honest range: the low end rounded down, the high end rounded up.
+  function etaText(s) {
+    if (!isNum(s.eta_seconds)) return "";
+    if (s.eta_seconds < 0) return t("eta_estimating");
+    var lo = s.eta_low, hi = s.eta_high;
+    if (!isNum(lo) || !isNum(hi) || lo < 0 || hi < 0) lo = hi = s.eta_seconds;
+    if (hi < lo) {
+      var x = lo;
+      lo = hi;
+      hi = x;
+    }
+    if (hi < 60) return t("eta_soon");
+    var unit = hi < 7200 ? 60 : 3600;
+    var a = Math.max(1, Math.floor(lo / unit));
+    var b = Math.max(a, Math.ceil(hi / unit));
+    var base = unit === 60 ? "eta_min" : "eta_hour";
+    if (a === b) return plural(base, a, { n: num(a) });
+    return t(unit === 60 ? "eta_range_min" : "eta_range_hours", { low: num(a), high: num(b) });
+  }
+
+  // The bar runs from the first position (or, when positions are hidden,
+  // the first ETA) this tab saw, kept in sessionStorage, and never moves
+  // back while the page is open.
+  function progress(s) {
+    var st = s.status;
+    var pct = -1;
+    if (st === "admitted") {
+      pct = 100;
+    } else if (st === "waiting" || st === "paused") {
+      var v = isNum(s.position) && s.position >= 0 ? s.position : (isNum(s.eta_seconds) && s.eta_seconds >= 0 ? s.eta_seconds : -1);
+      var kind = isNum(s.position) && s.position >= 0 ? "p" : "e";
+      if (v >= 0) {
+        var key = "wr:first:" + E;
+        var saved = String(store(key) || "").split(":");
+        var first = saved[0] === kind ? Number(saved[1]) || 0 : -1;
+        if (v > first) {
+          first = v;
+          bestPct = -1;
+          store(key, kind + ":" + first);
+        }
+        pct = first > 0 ? Math.round(100 * (first - v) / first) : 100;
+      }
+    }
+    var bar = show("wr-bar", pct >= 0);
+    if (pct < 0 || !bar) return;
+    bestPct = Math.max(bestPct, pct);
+    bar.setAttribute("aria-valuenow", String(bestPct));
+    var fill = $("wr-fill");
+    if (fill) fill.style.width = bestPct + "%";
+  }
+
+  function countdown(s) {
+    var st = s.status, at = "", label = "";
+    if (st === "scheduled") {
+      at = s.opens_at;
+      label = "countdown_open";
+    } else if (st === "prequeue") {
+      at = s.on_sale_at || s.draw_at;
+      label = "countdown_sale";
+    } else if (st === "waiting_for_draw") {
+      at = s.draw_at || s.on_sale_at;
+      label = "countdown_draw";
+    }
+    var target = at ? Date.parse(at) : NaN;
+    if (isNaN(target)) {
+      stopClock();
+      show("wr-countdown", false);
+      return;
+    }
+    setText("wr-countdown-label", t(label));
+    setText("wr-when", localTime(target));
+    show("wr-countdown", true);
+    countdownTo = target;
+    tick();
+    if (!clock) clock = setInterval(tick, 1000);
+  }
+
+  function stopClock() {
+    clearInterval(clock);
+    clock = 0;
+  }
+
+  function tick() {
+    var ms = countdownTo - now();
+    setText("wr-countdown-value", ms > 0 ? duration(ms) : t("countdown_now"));
+  }
+
+  // 1:02:03, 2:05, 0:07; with days: "3 days 04:05:06".
+  function duration(ms) {
+    var s = Math.ceil(ms / 1000);
+    var d = Math.floor(s / 86400);
+    var h = Math.floor(s % 86400 / 3600);
+    var m = Math.floor(s % 3600 / 60);
+    var sec = s % 60;
+    function two(n) { return (n < 10 ? "0" : "") + n; }
+    if (d > 0) return plural("days", d, { n: num(d) }) + " " + two(h) + ":" + two(m) + ":" + two(sec);
+    return (h > 0 ? h + ":" + two(m) : String(m)) + ":" + two(sec);
+  }
+
+  function localTime(ms) {
+    try {
+      var d = new Date(ms);
+      var opts = { hour: "numeric", minute: "2-digit" };
+      if (d.toDateString() !== new Date(now()).toDateString()) {
+        opts.weekday = "short";
+        opts.day = "numeric";
+        opts.month = "short";
+      }
+      return t("local_time", { time: new Intl.DateTimeFormat(lang, opts).format(d) });
+    } catch (e) {
+      return "";
+    }
+  }
+
+  function draw(s) {
+    var st = s.status, key = "";
+    if (st === "prequeue" || st === "waiting_for_draw") key = "draw_before";
+    else if ((st === "waiting" || st === "paused") && isNum(s.tranche)) key = s.tranche === 0 ? "draw_after" : "draw_after_tranche";
+    show("wr-draw", key !== "");
+    if (!key) return;
+    setText("wr-draw-text", t(key));
+    var a = $("wr-audit");
+    var ok = sitePath(s.audit);
+    if (a && ok) {
+      a.href = s.audit;
+      a.textContent = t("draw_link");
+    }
+    show("wr-audit", ok);
+  }
+
+  function admitted(s) {
+    stop();
+    stopClock();
+    // The server guarantees a same-site path; check anyway, and fall back
+    // to this page's own path, which the pass now opens.
+    var to = sitePath(s.redirect) ? s.redirect : back;
+    var a = $("wr-continue");
+    if (a) a.href = to;
+    show("wr-continue", true);
+    show("wr-actions", true);
+    // Landing back here right after moving on means the pass did not
+    // stick (cookies refused, or not accepted by the gate): after two such
+    // returns within 15 s, stop bouncing and leave the link.
+    var key = "wr:moved:" + E;
+    var prev = String(store(key) || "").split(":");
+    var count = Number(prev[1]) > Date.now() - 15000 ? (Number(prev[0]) || 0) + 1 : 1;
+    store(key, count + ":" + Date.now());
+    if (count > 2) {
+      setText("wr-message", t("msg_cookies"));
+      announce(t("msg_cookies"), true);
+      return;
+    }
+    location.replace(to);
+  }
+
+  // The live region says status changes at once and position updates at
+  // most every ANNOUNCE_GAP, so that a screen reader is not talked over.
+  function announce(s, urgent) {
+    if (!s || s === announced) return;
+    var wait = lastAnnounce + ANNOUNCE_GAP - Date.now();
+    if (urgent || wait <= 0) {
+      clearTimeout(announceTimer);
+      announceTimer = 0;
+      pendingAnnounce = "";
+      setText("wr-live", s);
+      announced = s;
+      lastAnnounce = Date.now();
+      return;
+    }
+    pendingAnnounce = s;
+    if (!announceTimer) {
+      announceTimer = setTimeout(function () {
+        announceTimer = 0;
+        var p = pendingAnnounce;
+        pendingAnnounce = "";
+        announce(p, true);
+      }, wait);
+    }
+  }
+
+  // Back online: retry at once instead of waiting out the backoff.
+  window.addEventListener("online", function () {
+    if (fails > 0 && timer) later(Math.random(), lastStatus ? poll : join);
+  });
+
+  join();
+})();
