@@ -1,0 +1,330 @@
+package proxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/waitroom/waitroom/admission"
+)
+
+// AdminOptions configure the operator API.
+type AdminOptions struct {
+	// Token is the bearer token of every request but /healthz and
+	// /readyz; required.
+	Token string
+	// Gatherer is what /metrics shows.
+	Gatherer prometheus.Gatherer
+	// Ready reports whether this replica can serve (stores reachable, an
+	// origin healthy); nil: always ready.
+	Ready func(ctx context.Context) error
+}
+
+// maxAdminBody bounds an operator request's body.
+const maxAdminBody = 64 << 10
+
+// Admin returns the operator API, for a separate, private listener:
+//
+//	GET    /admin/v1/events                   every event with live figures
+//	GET    /admin/v1/events/{id}              one event
+//	POST   /admin/v1/events/{id}/pause        stop admitting (joins go on)
+//	POST   /admin/v1/events/{id}/resume
+//	POST   /admin/v1/events/{id}/close        close the queue for good
+//	POST   /admin/v1/events/{id}/reopen
+//	POST   /admin/v1/events/{id}/sold-out     tell the queue nothing is left
+//	POST   /admin/v1/events/{id}/on-sale      undo sold-out
+//	PUT    /admin/v1/events/{id}/caps         {"max_active":N,"max_new_per_minute":M}
+//	DELETE /admin/v1/events/{id}/caps         back to the configured caps
+//	POST   /admin/v1/events/{id}/revoke       {"pass_id":"..."} bar a pass
+//	GET    /metrics                           Prometheus
+//	GET    /healthz                           the process is up
+//	GET    /readyz                            it can serve
+//
+// Every change is applied through the admission store, so every replica
+// follows within a tick, and logged.
+func (p *Proxy) Admin(opts AdminOptions) (http.Handler, error) {
+	if len(opts.Token) < 16 {
+		return nil, errors.New("proxy: the admin API needs a token of at least 16 characters")
+	}
+	a := &admin{p: p, token: sha256.Sum256([]byte(opts.Token)), ready: opts.Ready}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", a.readyz)
+	g := opts.Gatherer
+	if g == nil {
+		g = prometheus.DefaultGatherer
+	}
+	mux.Handle("GET /metrics", a.auth(promhttp.HandlerFor(g, promhttp.HandlerOpts{})))
+	mux.Handle("GET /admin/v1/events", a.auth(http.HandlerFunc(a.list)))
+	mux.Handle("GET /admin/v1/events/{id}", a.auth(http.HandlerFunc(a.get)))
+	for _, c := range []struct {
+		verb string
+		fn   func(c *admission.Control)
+	}{
+		{"pause", func(c *admission.Control) { c.Paused = true }},
+		{"resume", func(c *admission.Control) { c.Paused = false }},
+		{"close", func(c *admission.Control) { c.Closed = true }},
+		{"reopen", func(c *admission.Control) { c.Closed = false }},
+		{"sold-out", func(c *admission.Control) { c.SoldOut = true }},
+		{"on-sale", func(c *admission.Control) { c.SoldOut = false }},
+	} {
+		mux.Handle("POST /admin/v1/events/{id}/"+c.verb, a.auth(a.control(c.verb, c.fn)))
+	}
+	mux.Handle("PUT /admin/v1/events/{id}/caps", a.auth(http.HandlerFunc(a.setCaps)))
+	mux.Handle("DELETE /admin/v1/events/{id}/caps", a.auth(a.control("caps-reset",
+		func(c *admission.Control) { c.Caps = nil })))
+	mux.Handle("POST /admin/v1/events/{id}/revoke", a.auth(http.HandlerFunc(a.revoke)))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		adminError(w, http.StatusNotFound, "not_found", "there is nothing at this path")
+	})
+	return mux, nil
+}
+
+type admin struct {
+	p     *Proxy
+	token [sha256.Size]byte
+	ready func(ctx context.Context) error
+}
+
+func (a *admin) auth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		sum := sha256.Sum256([]byte(tok))
+		if !ok || subtle.ConstantTimeCompare(sum[:], a.token[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="waitroom admin"`)
+			adminError(w, http.StatusUnauthorized, "unauthorized", "a valid bearer token is required")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (a *admin) readyz(w http.ResponseWriter, r *http.Request) {
+	if a.ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := a.ready(ctx); err != nil {
+			a.p.log.Warn("proxy: not ready", "err", err)
+			adminError(w, http.StatusServiceUnavailable, "not_ready", "this replica cannot serve yet")
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ready\n"))
+}
+
+// eventView is an event as the operator API shows it.
+type eventView struct {
+	ID           string              `json:"id"`
+	State        admission.State     `json:"state"`
+	Leader       bool                `json:"leader"`
+	QueueOpensAt time.Time           `json:"queue_opens_at"`
+	OnSaleAt     time.Time           `json:"on_sale_at"`
+	ClosesAt     *time.Time          `json:"closes_at,omitempty"`
+	Control      admission.Control   `json:"control"`
+	Caps         capsView            `json:"caps"`
+	Limit        int                 `json:"limit"`
+	Admitted1m   int                 `json:"admitted_last_minute"`
+	NoShowRate   float64             `json:"no_show_rate"`
+	Pending      int                 `json:"pending"`
+	Origin       originView          `json:"origin"`
+	Lanes        map[string]laneView `json:"lanes"`
+}
+
+type capsView struct {
+	MaxActive       int `json:"max_active"`
+	MaxNewPerMinute int `json:"max_new_per_minute"`
+}
+
+type originView struct {
+	RequestRate float64 `json:"request_rate"`
+	LatencyP50  float64 `json:"latency_p50_ms"`
+	LatencyP95  float64 `json:"latency_p95_ms"`
+	ErrorRate   float64 `json:"error_rate"`
+	InFlight    int     `json:"in_flight"`
+	Active      int     `json:"active_visitors"`
+	Completions int     `json:"completions"`
+}
+
+type laneView struct {
+	Serving  uint64  `json:"serving"`
+	Drawn    uint64  `json:"drawn"`
+	Waiting  uint64  `json:"waiting"`
+	Undrawn  int     `json:"undrawn"`
+	RateLow  float64 `json:"rate_low"`
+	RateMid  float64 `json:"rate_mid"`
+	RateHigh float64 `json:"rate_high"`
+}
+
+func (a *admin) view(id string) (eventView, error) {
+	cfg, err := a.p.engine.Config(id)
+	if err != nil {
+		return eventView{}, err
+	}
+	c, err := a.p.engine.Control(id)
+	if err != nil {
+		return eventView{}, err
+	}
+	f := a.p.engine.Figures(id)
+	caps := cfg.Caps
+	if c.Caps != nil {
+		caps = *c.Caps
+	}
+	v := eventView{ID: id, State: f.State, Leader: f.Leader, QueueOpensAt: cfg.QueueOpensAt.UTC(),
+		OnSaleAt: cfg.OnSaleAt.UTC(), Control: c, Caps: capsView(caps), Limit: f.Limit,
+		Admitted1m: f.Admitted1m, NoShowRate: f.NoShowRate, Pending: f.Pending,
+		Origin: originView{RequestRate: f.Last.RequestRate, LatencyP50: ms(f.Last.LatencyP50),
+			LatencyP95: ms(f.Last.LatencyP95), ErrorRate: f.Last.ErrorRate, InFlight: f.Last.InFlight,
+			Active: f.Last.Active, Completions: f.Last.Completions},
+		Lanes: make(map[string]laneView, len(f.Lanes))}
+	if !cfg.ClosesAt.IsZero() {
+		t := cfg.ClosesAt.UTC()
+		v.ClosesAt = &t
+	}
+	for name, l := range f.Lanes {
+		v.Lanes[name] = laneView(l)
+	}
+	return v, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func (a *admin) list(w http.ResponseWriter, _ *http.Request) {
+	out := struct {
+		Events []eventView `json:"events"`
+	}{Events: []eventView{}}
+	for _, id := range a.p.engine.Events() {
+		v, err := a.view(id)
+		if err != nil {
+			continue
+		}
+		out.Events = append(out.Events, v)
+	}
+	adminJSON(w, http.StatusOK, out)
+}
+
+func (a *admin) get(w http.ResponseWriter, r *http.Request) {
+	v, err := a.view(r.PathValue("id"))
+	if err != nil {
+		adminError(w, http.StatusNotFound, "unknown_event", "there is no such event")
+		return
+	}
+	adminJSON(w, http.StatusOK, v)
+}
+
+// control applies one operator change to an event's control.
+func (a *admin) control(verb string, fn func(c *admission.Control)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.update(w, r, verb, fn)
+	})
+}
+
+func (a *admin) update(w http.ResponseWriter, r *http.Request, verb string, fn func(c *admission.Control), attrs ...any) {
+	id := r.PathValue("id")
+	if _, err := a.p.engine.UpdateControl(r.Context(), id, fn); err != nil {
+		a.failed(w, id, err)
+		return
+	}
+	a.p.log.Info("proxy: operator change", append([]any{"event", id, "change", verb, "from", r.RemoteAddr}, attrs...)...)
+	a.get(w, r)
+}
+
+func (a *admin) failed(w http.ResponseWriter, id string, err error) {
+	if errors.Is(err, admission.ErrUnknownEvent) {
+		adminError(w, http.StatusNotFound, "unknown_event", "there is no such event")
+		return
+	}
+	a.p.log.Error("proxy: operator change failed", "event", id, "err", err)
+	adminError(w, http.StatusServiceUnavailable, "unavailable", "the admission store did not take the change; retry")
+}
+
+func (a *admin) setCaps(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		MaxActive       *int `json:"max_active"`
+		MaxNewPerMinute *int `json:"max_new_per_minute"`
+	}
+	if !decodeAdmin(w, r, &body) {
+		return
+	}
+	if body.MaxActive == nil || body.MaxNewPerMinute == nil || *body.MaxActive < 0 || *body.MaxNewPerMinute < 0 {
+		adminError(w, http.StatusBadRequest, "bad_request", "max_active and max_new_per_minute are required, each >= 0 (0: no cap)")
+		return
+	}
+	caps := admission.Caps{MaxActive: *body.MaxActive, MaxNewPerMinute: *body.MaxNewPerMinute}
+	a.update(w, r, "caps", func(c *admission.Control) { c.Caps = &caps },
+		"max_active", caps.MaxActive, "max_new_per_minute", caps.MaxNewPerMinute)
+}
+
+func (a *admin) revoke(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		PassID string `json:"pass_id"`
+	}
+	if !decodeAdmin(w, r, &body) {
+		return
+	}
+	if body.PassID == "" || len(body.PassID) > 64 {
+		adminError(w, http.StatusBadRequest, "bad_request", "pass_id is required (at most 64 characters)")
+		return
+	}
+	id := r.PathValue("id")
+	cfg, err := a.p.engine.Config(id)
+	if err != nil {
+		a.failed(w, id, err)
+		return
+	}
+	// A pass never outlives its session: barring it that long is enough.
+	until := a.p.clock().Add(cfg.SessionDuration + cfg.NoShowGrace).UTC().Truncate(time.Second)
+	if err := a.p.engine.Revoke(r.Context(), id, body.PassID, until); err != nil {
+		a.failed(w, id, err)
+		return
+	}
+	a.p.log.Info("proxy: pass revoked", "event", id, "pass", body.PassID, "from", r.RemoteAddr)
+	adminJSON(w, http.StatusOK, map[string]any{"event": id, "pass_id": body.PassID, "revoked_until": until})
+}
+
+// decodeAdmin reads a small JSON body strictly; it answers 400 itself.
+func decodeAdmin(w http.ResponseWriter, r *http.Request, v any) bool {
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		adminError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "send application/json")
+		return false
+	}
+	d := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAdminBody))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil || d.More() {
+		adminError(w, http.StatusBadRequest, "bad_request", "the body must be one JSON object of the documented fields")
+		return false
+	}
+	return true
+}
+
+func adminJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		slog.Error("proxy: encoding an admin response failed", "err", err)
+		adminError(w, http.StatusInternalServerError, "internal", "something went wrong on our side")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func adminError(w http.ResponseWriter, status int, code, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(errorBody(code, message), '\n'))
+}

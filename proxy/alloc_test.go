@@ -1,0 +1,112 @@
+package proxy
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/waitroom/waitroom/admission"
+)
+
+// requestCtx builds a RequestCtx for Handle from a template request, the
+// way the server would, from a loopback client.
+func requestCtx(tmpl *fasthttp.Request) *fasthttp.RequestCtx {
+	var ctx fasthttp.RequestCtx
+	ctx.Init(tmpl, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}, nil)
+	return &ctx
+}
+
+// The gate's hot path, a request with a valid (cached) pass forwarded to
+// the origin and measured, allocates nothing in steady state.
+func TestProxiedRequestAllocs(t *testing.T) {
+	run := proxiedRequest(t)
+	for range 100 {
+		run()
+	}
+	if n := testing.AllocsPerRun(500, run); n != 0 {
+		t.Fatalf("a proxied request allocates %.2f times", n)
+	}
+}
+
+// proxiedRequest returns a function that runs one admitted request
+// through Handle to a real origin.
+func proxiedRequest(t testing.TB) func() {
+	r := newRig(t)
+	v := r.admit(t, "Mozilla/5.0 alloc")
+	var tmpl fasthttp.Request
+	tmpl.Header.SetMethod("GET")
+	tmpl.SetRequestURI("/show/seats?x=1")
+	tmpl.Header.SetHost("shop.example")
+	tmpl.Header.SetUserAgent("Mozilla/5.0 alloc")
+	tmpl.Header.Set("Accept", "text/html")
+	tmpl.Header.Set("Cookie", "theme=dark; wr_pass_show="+v.cookie(r.url, "wr_pass_show")+"; lang=en")
+	ctx := requestCtx(&tmpl)
+	r.origin.silent.Store(true)
+	run := func() {
+		tmpl.CopyTo(&ctx.Request)
+		ctx.Response.Reset()
+		r.p.Handle(ctx)
+		if ctx.Response.StatusCode() != 200 || string(ctx.Response.Body()) != "origin:/show/seats" {
+			t.Fatalf("got %d %q", ctx.Response.StatusCode(), ctx.Response.Body())
+		}
+	}
+	return run
+}
+
+// A status poll for a drawn ticket reads the (cached) ticket and the
+// engine's counters and allocates nothing.
+func TestStatusAllocs(t *testing.T) {
+	run := statusPoll(t)
+	if n := testing.AllocsPerRun(500, run); n != 0 {
+		t.Fatalf("a status poll allocates %.2f times", n)
+	}
+}
+
+// statusPoll returns a function that runs one status poll of a drawn
+// (waiting) ticket through Handle.
+func statusPoll(t testing.TB) func() {
+	r := newRig(t)
+	v := newVisitor(t, "Mozilla/5.0 alloc")
+	decodeStatus(t, v.do(t, "POST", r.url+"/_wr/api/join", `{"event":"show"}`))
+	if _, err := r.engine.UpdateControl(t.Context(), "show", func(c *admission.Control) { c.Paused = true }); err != nil {
+		t.Fatal(err)
+	}
+	for d := 11 * time.Second; d < 14*time.Second; d += time.Second {
+		r.tick(t, d)
+	}
+	var tmpl fasthttp.Request
+	tmpl.Header.SetMethod("GET")
+	tmpl.SetRequestURI("/_wr/api/status?event=show&return=/show/x")
+	tmpl.Header.SetHost("shop.example")
+	tmpl.Header.SetUserAgent("Mozilla/5.0 alloc")
+	tmpl.Header.Set("Cookie", "wr_ticket_show="+v.cookie(r.url, "wr_ticket_show"))
+	ctx := requestCtx(&tmpl)
+	run := func() {
+		tmpl.CopyTo(&ctx.Request)
+		ctx.Response.Reset()
+		r.p.Handle(ctx)
+	}
+	// The first poll after the draw renews the ticket with its number;
+	// the browser keeps the new one.
+	run()
+	c := fasthttp.AcquireCookie()
+	c.SetKey("wr_ticket_show")
+	if !ctx.Response.Header.Cookie(c) {
+		t.Fatal("the first poll after the draw did not renew the ticket")
+	}
+	tmpl.Header.DelAllCookies()
+	tmpl.Header.SetCookie("wr_ticket_show", string(c.Value()))
+	for range 100 {
+		run()
+	}
+	if ctx.Response.Header.Peek("Set-Cookie") != nil {
+		t.Fatalf("a drawn ticket is renewed on every poll: %s", ctx.Response.Header.Peek("Set-Cookie"))
+	}
+	st := decodeStatus(t, response{status: ctx.Response.StatusCode(), body: string(ctx.Response.Body())})
+	if st.Status != "paused" || st.Position == nil {
+		t.Fatalf("not a drawn ticket's status: %+v", st)
+	}
+	return run
+}

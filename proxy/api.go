@@ -1,0 +1,412 @@
+package proxy
+
+import (
+	"bytes"
+	"errors"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/proxy/httpguard"
+)
+
+// Limits of the waiting-room API.
+const (
+	// maxJoinBody bounds a join request's body.
+	maxJoinBody = 8 << 10
+	// defaultAuditPage and maxAuditPage bound the hashes one draw-audit
+	// response lists.
+	defaultAuditPage = 1000
+	maxAuditPage     = 10000
+)
+
+// serveOwn serves waitroom's endpoints; rest is the path after the prefix.
+func (p *Proxy) serveOwn(ctx *fasthttp.RequestCtx, rest []byte) {
+	switch {
+	case bytes.HasPrefix(rest, pathAPI):
+		p.serveAPI(ctx, rest[len(pathAPI):])
+	case bytes.Equal(rest, pathAuth):
+		p.auth(ctx)
+	case bytes.Equal(rest, pathJWKS):
+		if !ctx.IsGet() && !ctx.IsHead() {
+			writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
+			return
+		}
+		ctx.Response.Header.SetContentType("application/json")
+		ctx.Response.Header.Set("Cache-Control", "public, max-age=300")
+		ctx.Response.SetBodyRaw(p.jwks)
+	case bytes.HasPrefix(rest, pathStatic):
+		p.asset(ctx, rest[len(pathStatic):])
+	default:
+		writeError(ctx, fasthttp.StatusNotFound, errNotFound)
+	}
+}
+
+var (
+	pathAPI    = []byte("/api/")
+	pathAuth   = []byte("/auth")
+	pathJWKS   = []byte("/jwks.json")
+	pathStatic = []byte("/static/")
+	pathStatus = []byte("status")
+	pathJoin   = []byte("join")
+	pathDraws  = []byte("draws/")
+)
+
+// serveAPI serves {prefix}/api/…, rate limited per client address.
+func (p *Proxy) serveAPI(ctx *fasthttp.RequestCtx, rest []byte) {
+	ip := p.trusted.ClientIP(ctx)
+	if p.opts.Limiter != nil {
+		if ok, wait := p.opts.Limiter.Allow(ip); !ok {
+			p.m.rateLimited.Inc()
+			secs := max(1, int((wait+time.Second-1)/time.Second))
+			ctx.Response.Header.Set("Retry-After", strconv.Itoa(secs))
+			writeError(ctx, fasthttp.StatusTooManyRequests, errRateLimited)
+			return
+		}
+	}
+	switch {
+	case bytes.Equal(rest, pathStatus):
+		if !ctx.IsGet() && !ctx.IsHead() {
+			writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
+			return
+		}
+		args := ctx.QueryArgs()
+		ev := p.events[string(args.Peek("event"))]
+		if ev == nil {
+			writeError(ctx, fasthttp.StatusNotFound, errUnknownEvent)
+			return
+		}
+		p.status(ctx, ev, ip, args.Peek("return"))
+	case bytes.Equal(rest, pathJoin):
+		if !ctx.IsPost() {
+			writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
+			return
+		}
+		p.join(ctx, ip)
+	case bytes.HasPrefix(rest, pathDraws):
+		if !ctx.IsGet() && !ctx.IsHead() {
+			writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
+			return
+		}
+		p.draws(ctx, rest[len(pathDraws):])
+	default:
+		writeError(ctx, fasthttp.StatusNotFound, errNotFound)
+	}
+}
+
+// ticket returns the request's ticket for ev when it is valid (cached, or
+// verified now and cached).
+func (p *Proxy) ticket(ctx *fasthttp.RequestCtx, ev *event, bh *bindingHash, now time.Time) (*admission.Ticket, bool) {
+	tok := ctx.Request.Header.CookieBytes(ev.ticketCookie)
+	if len(tok) == 0 {
+		return nil, false
+	}
+	e := p.tickets.get(tok)
+	if e == nil {
+		t, err := p.keys.VerifyTicket(string(tok), ev.ID, bh.String(), now)
+		if err != nil {
+			return nil, false
+		}
+		e = p.tickets.add(string(tok), func(v *admission.Ticket) { *v = t })
+	}
+	t := &e.v
+	if t.Event != ev.ID || !now.Before(t.ExpiresAt) || !bh.equal(t.Binding) {
+		return nil, false
+	}
+	return t, true
+}
+
+// status answers a status poll: O(1) for a drawn ticket, from the ticket
+// and the engine's in-memory counters. When the visitor is admitted it
+// sets the pass cookie; ret is where they asked to go.
+func (p *Proxy) status(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, ret []byte) {
+	now := p.clock()
+	bh := p.opts.Binding.compute(ctx.Request.Header.UserAgent(), ip)
+	t, ok := p.ticket(ctx, ev, &bh, now)
+	if !ok {
+		ev.counts.statusNoTicket.Inc()
+		writeError(ctx, fasthttp.StatusUnauthorized, errNoTicket)
+		return
+	}
+	res, err := p.engine.Status(p.base, ev.ID, *t)
+	if err != nil {
+		p.engineFailed(ctx, ev, err)
+		return
+	}
+	if res.Renewed && !p.setTicket(ctx, ev, res.Ticket) {
+		return
+	}
+	if res.Pass != nil && !p.setPass(ctx, ev, res.Pass) {
+		return
+	}
+	p.writeStatus(ctx, ev, &res.Status, &res.Ticket, ret)
+}
+
+// setTicket signs a ticket into its cookie.
+func (p *Proxy) setTicket(ctx *fasthttp.RequestCtx, ev *event, t admission.Ticket) bool {
+	tok, err := p.keys.SignTicket(t)
+	if err != nil {
+		p.log.Error("proxy: signing a ticket failed", "event", ev.ID, "err", err)
+		writeError(ctx, fasthttp.StatusInternalServerError, errInternal)
+		return false
+	}
+	p.tickets.add(tok, func(v *admission.Ticket) { *v = t })
+	p.setCookie(ctx, ev.ticketCookie, tok, t.ExpiresAt)
+	return true
+}
+
+// setPass signs a pass into its cookie and caches it, so the visitor's
+// next request is a cache hit.
+func (p *Proxy) setPass(ctx *fasthttp.RequestCtx, ev *event, pass *admission.Pass) bool {
+	tok, err := p.keys.SignPass(*pass)
+	if err != nil {
+		p.log.Error("proxy: signing a pass failed", "event", ev.ID, "err", err)
+		writeError(ctx, fasthttp.StatusInternalServerError, errInternal)
+		return false
+	}
+	p.passes.add(tok, passFiller(*pass))
+	ev.counts.passesIssued.Inc()
+	p.setCookie(ctx, ev.passCookie, tok, pass.ExpiresAt)
+	return true
+}
+
+// engineFailed answers an engine error on the API.
+func (p *Proxy) engineFailed(ctx *fasthttp.RequestCtx, ev *event, err error) {
+	switch {
+	case errors.Is(err, admission.ErrUnknownEvent):
+		writeError(ctx, fasthttp.StatusNotFound, errUnknownEvent)
+	case errors.Is(err, admission.ErrUnknownLane):
+		writeError(ctx, fasthttp.StatusBadRequest, errUnknownLane)
+	case errors.Is(err, admission.ErrNotAllowed):
+		writeError(ctx, fasthttp.StatusForbidden, errNotAllowed)
+	case errors.Is(err, admission.ErrInviteUsed):
+		writeError(ctx, fasthttp.StatusConflict, errInviteUsed)
+	case errors.Is(err, admission.ErrBadCredential):
+		writeError(ctx, fasthttp.StatusBadRequest, errBadCredential)
+	default:
+		p.log.Warn("proxy: admission engine failed", "event", ev.ID, "err", err)
+		ctx.Response.Header.Set("Retry-After", "5")
+		writeError(ctx, fasthttp.StatusServiceUnavailable, errUnavailable)
+	}
+}
+
+// join places the visitor in an event's queue (or finds their place).
+func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
+	if !bytes.HasPrefix(ctx.Request.Header.ContentType(), []byte("application/json")) {
+		writeError(ctx, fasthttp.StatusUnsupportedMediaType, errMediaType)
+		return
+	}
+	body, err := readBody(ctx, maxJoinBody)
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		writeError(ctx, fasthttp.StatusRequestEntityTooLarge, errTooLarge)
+		return
+	case err != nil:
+		ctx.SetConnectionClose()
+		writeError(ctx, fasthttp.StatusBadRequest, errBadRequest)
+		return
+	}
+	req, err := parseJoin(body)
+	if err != nil {
+		writeErrorMessage(ctx, fasthttp.StatusBadRequest, "bad_request", err.Error())
+		return
+	}
+	ev := p.events[req.Event]
+	if ev == nil {
+		writeError(ctx, fasthttp.StatusNotFound, errUnknownEvent)
+		return
+	}
+	now := p.clock()
+	bh := p.opts.Binding.compute(ctx.Request.Header.UserAgent(), ip)
+	jr := admission.JoinRequest{Lane: req.Lane, Binding: bh.String(),
+		Credential: admission.Credential{Invite: req.Invite, Account: req.Account, AccountProof: req.AccountProof}}
+	if t, ok := p.ticket(ctx, ev, &bh, now); ok {
+		jr.Existing = t
+	}
+	ticket, st, err := p.engine.Join(p.base, ev.ID, jr)
+	switch {
+	case errors.Is(err, admission.ErrNotOpen):
+		st = admission.Status{Event: ev.ID, Kind: admission.StatusScheduled, Position: -1,
+			ETA: admission.ETA{Seconds: -1, Low: -1, High: -1}, OnSaleAt: ev.cfg.OnSaleAt,
+			Refresh: min(admission.DefaultRefresh, max(time.Second, ev.cfg.QueueOpensAt.Sub(now)))}
+		ev.counts.joins("scheduled").Inc()
+		p.writeStatus(ctx, ev, &st, nil, nil)
+		return
+	case errors.Is(err, admission.ErrClosed), errors.Is(err, admission.ErrSoldOut):
+		kind, reason := admission.StatusSoldOut, ""
+		if errors.Is(err, admission.ErrClosed) {
+			kind, reason = admission.StatusClosed, "closed"
+		}
+		st = admission.Status{Event: ev.ID, Kind: kind, Reason: reason, Position: -1,
+			ETA: admission.ETA{Seconds: -1, Low: -1, High: -1}, OnSaleAt: ev.cfg.OnSaleAt, Refresh: time.Minute}
+		ev.counts.joins(string(kind)).Inc()
+		p.writeStatus(ctx, ev, &st, nil, nil)
+		return
+	case err != nil:
+		ev.counts.joins("refused").Inc()
+		p.engineFailed(ctx, ev, err)
+		return
+	}
+	if jr.Existing == nil || ticket != *jr.Existing {
+		if !p.setTicket(ctx, ev, ticket) {
+			return
+		}
+	}
+	if jr.Existing == nil {
+		ev.counts.joins("joined").Inc()
+	} else {
+		ev.counts.joins("rejoined").Inc()
+	}
+	if st.Kind == admission.StatusAdmitted {
+		// A returning visitor whose turn has come: hand the pass now.
+		res, err := p.engine.Status(p.base, ev.ID, ticket)
+		if err != nil {
+			p.engineFailed(ctx, ev, err)
+			return
+		}
+		if res.Pass != nil && !p.setPass(ctx, ev, res.Pass) {
+			return
+		}
+		st = res.Status
+	}
+	p.writeStatus(ctx, ev, &st, &ticket, []byte(req.Return))
+}
+
+// draws serves GET {prefix}/api/draws/{event}/{tranche}.
+func (p *Proxy) draws(ctx *fasthttp.RequestCtx, rest []byte) {
+	i := bytes.IndexByte(rest, '/')
+	if i <= 0 {
+		writeError(ctx, fasthttp.StatusNotFound, errNotFound)
+		return
+	}
+	ev := p.events[string(rest[:i])]
+	if ev == nil {
+		writeError(ctx, fasthttp.StatusNotFound, errUnknownEvent)
+		return
+	}
+	tranche, ok := parseSmallInt(rest[i+1:])
+	if !ok {
+		writeErrorMessage(ctx, fasthttp.StatusBadRequest, "bad_request", "the tranche must be a number")
+		return
+	}
+	args := ctx.QueryArgs()
+	lane := admission.PublicLane
+	if l := args.Peek("lane"); len(l) > 0 {
+		lane = string(l)
+	}
+	offset, limit := 0, defaultAuditPage
+	if v := args.Peek("offset"); v != nil {
+		if offset, ok = parseSmallInt(v); !ok {
+			writeErrorMessage(ctx, fasthttp.StatusBadRequest, "bad_request", "offset must be a number")
+			return
+		}
+	}
+	if v := args.Peek("limit"); v != nil {
+		if limit, ok = parseSmallInt(v); !ok || limit > maxAuditPage {
+			writeErrorMessage(ctx, fasthttp.StatusBadRequest, "bad_request", "limit must be a number up to 10000")
+			return
+		}
+	}
+	a, err := p.engine.Audit(p.base, ev.ID, lane, tranche, offset, limit)
+	switch {
+	case errors.Is(err, admission.ErrNotDrawnYet):
+		writeError(ctx, fasthttp.StatusNotFound, errNoTranche)
+		return
+	case err != nil:
+		p.engineFailed(ctx, ev, err)
+		return
+	}
+	ctx.Response.Header.SetContentType("application/json")
+	if a.Drawn {
+		ctx.Response.Header.Set("Cache-Control", "public, max-age=3600")
+	} else {
+		ctx.Response.Header.Set("Cache-Control", "no-store")
+	}
+	ctx.SetBody(appendAudit(nil, &a))
+}
+
+// auth is the auth_request endpoint: 204 when the request (its cookies
+// and X-Original-URI) may reach the origin, 401 when it needs the queue,
+// 403 when its path is blocked without a pass.
+func (p *Proxy) auth(ctx *fasthttp.RequestCtx) {
+	uri := fasthttp.AcquireURI()
+	defer fasthttp.ReleaseURI(uri)
+	orig := ctx.Request.Header.Peek("X-Original-URI")
+	if len(orig) == 0 || orig[0] != '/' {
+		writeErrorMessage(ctx, fasthttp.StatusBadRequest, "bad_request", "X-Original-URI must be the original request's path")
+		return
+	}
+	if err := uri.Parse(nil, orig); err != nil {
+		writeError(ctx, fasthttp.StatusBadRequest, errBadRequest)
+		return
+	}
+	ip := p.trusted.ClientIP(ctx)
+	r := p.route(uri.Path())
+	switch {
+	case p.bypassed(ctx, ip):
+		r.counts.bypassed.Inc()
+	case r.Action == ActionPass:
+		r.counts.forwarded.Inc()
+	default:
+		e := p.validPass(ctx, r.ev, ip)
+		if e == nil {
+			if r.Action == ActionBlock {
+				r.counts.blocked.Inc()
+				writeError(ctx, fasthttp.StatusForbidden, errPassRequired)
+				return
+			}
+			r.counts.room.Inc()
+			writeError(ctx, fasthttp.StatusUnauthorized, errPassRequired)
+			return
+		}
+		r.counts.forwarded.Inc()
+		r.ev.meter.Seen(&e.v.seen)
+		ctx.Response.Header.SetBytesV("X-Waitroom-Visitor", e.v.visitor[:])
+		ctx.Response.Header.SetBytesV("X-Waitroom-Event", r.ev.id)
+	}
+	ctx.SetStatusCode(fasthttp.StatusNoContent)
+}
+
+// asset serves the page's static files.
+func (p *Proxy) asset(ctx *fasthttp.RequestCtx, name []byte) {
+	if !ctx.IsGet() && !ctx.IsHead() {
+		writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
+		return
+	}
+	body, ctype, ok := p.opts.Pages.Asset(name)
+	if !ok {
+		writeError(ctx, fasthttp.StatusNotFound, errNotFound)
+		return
+	}
+	ctx.Response.Header.SetContentType(ctype)
+	ctx.Response.Header.Set("Cache-Control", "public, max-age=31536000, immutable")
+	ctx.Response.SetBodyRaw(body)
+}
+
+// returnPath is where an admitted visitor goes: ret when it is a
+// same-site path, else the event's landing path.
+func returnPath(ev *event, ret []byte) []byte {
+	if len(ret) > 0 {
+		if path, ok := httpguard.SameSitePath(ret); ok {
+			return path
+		}
+	}
+	return ev.landing
+}
+
+func parseSmallInt(b []byte) (int, bool) {
+	if len(b) == 0 || len(b) > 9 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}

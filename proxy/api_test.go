@@ -1,0 +1,270 @@
+package proxy
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/waitroom/waitroom/admission"
+
+	"github.com/waitroom/waitroom/proxy/upstream"
+)
+
+// Every bad request gets a JSON error with a fitting status and a code,
+// changes nothing, and shows no internal text.
+func TestAPIErrors(t *testing.T) {
+	r := newRig(t)
+	cases := []struct {
+		name, method, path, body, ctype string
+		status                          int
+		code                            string
+	}{
+		{"status unknown event", "GET", "/_wr/api/status?event=nope", "", "", 404, "unknown_event"},
+		{"status no event", "GET", "/_wr/api/status", "", "", 404, "unknown_event"},
+		{"status POST", "POST", "/_wr/api/status?event=show", "{}", "application/json", 405, "method_not_allowed"},
+		{"join GET", "GET", "/_wr/api/join", "", "", 405, "method_not_allowed"},
+		{"join form", "POST", "/_wr/api/join", "event=show", "application/x-www-form-urlencoded", 415, "unsupported_media_type"},
+		{"join not json", "POST", "/_wr/api/join", "{event", "application/json", 400, "bad_request"},
+		{"join array", "POST", "/_wr/api/join", `["show"]`, "application/json", 400, "bad_request"},
+		{"join unknown field", "POST", "/_wr/api/join", `{"event":"show","admin":true}`, "application/json", 400, "bad_request"},
+		{"join two objects", "POST", "/_wr/api/join", `{"event":"show"}{}`, "application/json", 400, "bad_request"},
+		{"join no event", "POST", "/_wr/api/join", `{"return":"/"}`, "application/json", 400, "bad_request"},
+		{"join wrong type", "POST", "/_wr/api/join", `{"event":7}`, "application/json", 400, "bad_request"},
+		{"join pow not object", "POST", "/_wr/api/join", `{"event":"show","pow":"x"}`, "application/json", 400, "bad_request"},
+		{"join unknown event", "POST", "/_wr/api/join", `{"event":"nope"}`, "application/json", 404, "unknown_event"},
+		{"join unknown lane", "POST", "/_wr/api/join", `{"event":"show","lane":"vip"}`, "application/json", 400, "unknown_lane"},
+		{"join too large", "POST", "/_wr/api/join", `{"event":"show","captcha":"` + strings.Repeat("x", 9000) + `"}`, "application/json", 413, "too_large"},
+		{"unknown api", "GET", "/_wr/api/nope", "", "", 404, "not_found"},
+		{"unknown own path", "GET", "/_wr/nope", "", "", 404, "not_found"},
+		{"unknown asset", "GET", "/_wr/static/nope.js", "", "", 404, "not_found"},
+		{"jwks POST", "POST", "/_wr/jwks.json", "x", "text/plain", 405, "method_not_allowed"},
+	}
+	v := newVisitor(t, "ua")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := []string{}
+			if c.ctype != "" {
+				h = append(h, "Content-Type", c.ctype)
+			}
+			req, _ := http.NewRequest(c.method, r.url+c.path, strings.NewReader(c.body))
+			for i := 0; i < len(h); i += 2 {
+				req.Header.Set(h[i], h[i+1])
+			}
+			resp, err := v.c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var e struct{ Error, Message string }
+			if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
+				t.Fatalf("not JSON: %v", err)
+			}
+			if resp.StatusCode != c.status || e.Error != c.code || e.Message == "" {
+				t.Fatalf("got %d %+v, want %d %s", resp.StatusCode, e, c.status, c.code)
+			}
+			if strings.Contains(e.Message, "json:") || strings.Contains(e.Message, "admission:") {
+				t.Fatalf("internal text in %q", e.Message)
+			}
+			if resp.Header.Get("Content-Type") != "application/json" {
+				t.Fatalf("content type %q", resp.Header.Get("Content-Type"))
+			}
+		})
+	}
+	if v.cookie(r.url, "wr_ticket_show") != "" {
+		t.Fatal("a refused join set a ticket")
+	}
+	if f := r.engine.Figures("show"); f.Lanes["public"].Undrawn != 0 {
+		t.Fatalf("refused joins queued someone: %+v", f.Lanes)
+	}
+}
+
+func TestJoinStates(t *testing.T) {
+	r := newRig(t)
+	v := newVisitor(t, "ua")
+	// Before the queue opens: scheduled, no ticket.
+	r.clk.Set(t0.Add(-2 * time.Hour))
+	st := decodeStatus(t, v.do(t, "POST", r.url+"/_wr/api/join", `{"event":"show"}`))
+	if st.Status != "scheduled" || st.OpensAt != "2026-12-01T09:00:00Z" || st.Refresh < 1 || v.cookie(r.url, "wr_ticket_show") != "" {
+		t.Fatalf("scheduled join: %+v", st)
+	}
+	// Closed by an operator: closed, no ticket.
+	r.clk.Set(t0)
+	if _, err := r.engine.UpdateControl(t.Context(), "show", func(c *admission.Control) { c.Closed = true }); err != nil {
+		t.Fatal(err)
+	}
+	st = decodeStatus(t, v.do(t, "POST", r.url+"/_wr/api/join", `{"event":"show"}`))
+	if st.Status != "closed" || st.Reason != "closed" || v.cookie(r.url, "wr_ticket_show") != "" {
+		t.Fatalf("closed join: %+v", st)
+	}
+}
+
+func TestRateLimit(t *testing.T) {
+	r := newRig(t, withLimiter(0.001, 3))
+	v := newVisitor(t, "ua")
+	for i := range 3 {
+		if got := v.do(t, "GET", r.url+"/_wr/api/status?event=show", ""); got.status != 401 {
+			t.Fatalf("request %d: %d", i, got.status)
+		}
+	}
+	got := v.do(t, "GET", r.url+"/_wr/api/status?event=show", "")
+	if got.status != 429 || !strings.Contains(got.body, `"rate_limited"`) || got.header.Get("Retry-After") == "" {
+		t.Fatalf("4th request: %d %v %s", got.status, got.header, got.body)
+	}
+	// Only the API is limited: the gate and the page are not.
+	if got := v.do(t, "GET", r.url+"/show/x", ""); got.status != 200 {
+		t.Fatalf("page under the API limit: %d", got.status)
+	}
+}
+
+func TestAuthRequest(t *testing.T) {
+	r := newRig(t)
+	v := r.admit(t, "ua")
+	pass := v.cookie(r.url, "wr_pass_show")
+	anon := newVisitor(t, "ua")
+	cases := []struct {
+		name, uri, cookie string
+		status            int
+	}{
+		{"pass route", "/static/a.css", "", 204},
+		{"unmatched", "/about", "", 204},
+		{"queue without pass", "/show/seats?x=1", "", 401},
+		{"block without pass", "/checkout/1", "", 403},
+		{"queue with pass", "/show/seats", "wr_pass_show=" + pass, 204},
+		{"block with pass", "/checkout/1", "wr_pass_show=" + pass, 204},
+		{"other event", "/other/x", "wr_pass_show=" + pass, 401},
+		{"normalised path", "/static/../show/x", "", 401},
+		{"no uri", "", "", 400},
+		{"absolute uri", "http://x/show", "", 400},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := []string{"X-Original-URI", c.uri}
+			if c.cookie != "" {
+				h = append(h, "Cookie", c.cookie)
+			}
+			got := anon.do(t, "GET", r.url+"/_wr/auth", "", h...)
+			if got.status != c.status {
+				t.Fatalf("got %d %s, want %d", got.status, got.body, c.status)
+			}
+			if c.status == 204 && c.cookie != "" && got.header.Get("X-Waitroom-Visitor") == "" {
+				t.Fatal("204 without X-Waitroom-Visitor")
+			}
+		})
+	}
+}
+
+func TestShedding(t *testing.T) {
+	r := newRig(t)
+	release := make(chan struct{})
+	r.origin.mu.Lock()
+	r.origin.handler = func(ctx *fasthttp.RequestCtx) {
+		<-release
+		ctx.WriteString("slow")
+	}
+	r.origin.mu.Unlock()
+	o, err := upstream.New(upstream.Config{Name: "tiny", Addrs: []string{r.origin.addr}, MaxInFlight: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	r.p.fallback.origin = o // the fallback route goes to the one-request origin
+	done := make(chan response)
+	go func() { done <- newVisitor(t, "ua").do(t, "GET", r.url+"/slow", "") }()
+	for o.InFlight() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	got := newVisitor(t, "ua").do(t, "GET", r.url+"/slow", "")
+	if got.status != 503 || got.header.Get("Retry-After") == "" || !strings.Contains(got.header.Get("Content-Type"), "text/html") {
+		t.Fatalf("beyond the in-flight limit: %d %v", got.status, got.header)
+	}
+	js := newVisitor(t, "ua").do(t, "GET", r.url+"/slow", "", "Accept", "application/json")
+	if js.status != 503 || !strings.Contains(js.body, `"busy"`) {
+		t.Fatalf("JSON shed: %d %s", js.status, js.body)
+	}
+	close(release)
+	if first := <-done; first.status != 200 || first.body != "slow" {
+		t.Fatalf("the request in flight: %d %s", first.status, first.body)
+	}
+	if n := counterValue(t, r.reg, "waitroom_shed_total", map[string]string{"origin": "tiny"}); n != 2 {
+		t.Fatalf("shed counted %v, want 2", n)
+	}
+}
+
+// FuzzParseJoin: the join body parser never panics, and accepts only one
+// object with a non-empty event.
+func FuzzParseJoin(f *testing.F) {
+	for _, s := range []string{`{"event":"show"}`, `{"event":"a","return":"/x","lane":"p","invite":"i","pow":{"n":1}}`,
+		`{"event":""}`, `{}`, `[]`, `{"event":"a"} x`, `{"event":"\u0000"}`, ``, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := parseJoin(b)
+		if err == nil && r.Event == "" {
+			t.Fatalf("accepted %q without an event", b)
+		}
+		if err != nil && strings.Contains(err.Error(), "json:") {
+			t.Fatalf("decoder text leaks: %v", err)
+		}
+	})
+}
+
+// A body nobody reads (the room page answering a POST) must not be read
+// as the next request on the connection: it is skipped, or the
+// connection is closed. fasthttp reads the first 8 KiB of a body before
+// the handler runs, so the hidden request sits beyond that.
+func TestUnreadBodyIsNotTheNextRequest(t *testing.T) {
+	r := newRig(t)
+	addr := strings.TrimPrefix(r.url, "http://")
+	smuggled := "GET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n"
+	for _, size := range []int{100, 20000, 200000} {
+		body := strings.Repeat("x", min(size, 8192)) + smuggled
+		body += strings.Repeat("x", max(0, size-len(body)))
+		raw := "POST /show/x HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\nContent-Length: " +
+			itoa(len(body)) + "\r\n\r\n" + body + "GET /about HTTP/1.1\r\nHost: a\r\n\r\n"
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		go io.WriteString(c, raw)
+		br := bufio.NewReader(c)
+		var got []string
+		for range 2 {
+			req, _ := http.NewRequest("GET", "/", nil)
+			resp, err := http.ReadResponse(br, req)
+			if err != nil {
+				break
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			got = append(got, strconv.Itoa(resp.StatusCode)+" "+string(b[:min(len(b), 20)]))
+		}
+		c.Close()
+		if len(got) == 0 || !strings.HasPrefix(got[0], "200 ") {
+			t.Fatalf("body %d: responses %q", size, got)
+		}
+		if size <= drainLimit && (len(got) != 2 || got[1] != "200 origin:/about") {
+			t.Fatalf("body %d: the next request was not served: %q", size, got)
+		}
+		if size > drainLimit && len(got) != 1 {
+			t.Fatalf("body %d: the connection served on after an undrained body: %q", size, got)
+		}
+	}
+	r.origin.mu.Lock()
+	defer r.origin.mu.Unlock()
+	for _, s := range r.origin.seen {
+		if s.path == "/smuggled" {
+			t.Fatal("a request hidden in an unread body reached the origin")
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,93 @@
+package proxy
+
+import (
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/waitroom/waitroom/internal/nginxtest"
+	"github.com/waitroom/waitroom/proxy/httpguard"
+)
+
+// TestNginxAuthRequest runs a real nginx with the shipped
+// configs/nginx-auth-request.conf in front of waitroom (no origins of its
+// own) and the site: nginx asks /_wr/auth for every request.
+func TestNginxAuthRequest(t *testing.T) {
+	r := newRig(t, func(o *Options) {
+		o.Origins = nil
+		o.Trusted = httpguard.NewTrusted([]netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")})
+	})
+	conf, err := os.ReadFile("../configs/nginx-auth-request.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	http := string(conf)
+	for old, new := range map[string]string{
+		"server 127.0.0.1:8080;": "server " + strings.TrimPrefix(r.url, "http://") + ";",
+		"server 127.0.0.1:9000;": "server " + r.origin.addr + ";",
+		"listen 80;":             "listen 127.0.0.1:{{PORT}};",
+	} {
+		if !strings.Contains(http, old) {
+			t.Fatalf("configs/nginx-auth-request.conf no longer has %q", old)
+		}
+		http = strings.Replace(http, old, new, 1)
+	}
+	ngx := nginxtest.Start(t, nginxtest.Options{HTTP: http})
+	site := ngx.URL()
+	v := newVisitor(t, "Mozilla/5.0 nginx")
+
+	// No pass: waitroom's page, and the site never sees the request.
+	page := v.do(t, "GET", site+"/show/seats", "")
+	if page.status != 200 || !strings.Contains(page.body, "The Show") {
+		t.Fatalf("gated page through nginx: %d %.200s", page.status, page.body)
+	}
+	if r.origin.count() != 0 {
+		t.Fatal("the site saw a request without a pass")
+	}
+	// Paths that need no pass go to the site.
+	if got := v.do(t, "GET", site+"/about", ""); got.body != "origin:/about" {
+		t.Fatalf("pass path: %d %s", got.status, got.body)
+	}
+	if s := r.origin.last(t); s.visitor != "" {
+		t.Fatalf("visitor header on a pass path: %+v", s)
+	}
+	// Blocked without a pass: waitroom's 403.
+	if got := v.do(t, "GET", site+"/checkout/1", ""); got.status != 403 {
+		t.Fatalf("blocked path: %d", got.status)
+	}
+	// The auth endpoint itself is internal.
+	if got := v.do(t, "GET", site+"/_wr/auth", "", "X-Original-URI", "/about"); got.status != 404 {
+		t.Fatalf("/_wr/auth from outside: %d", got.status)
+	}
+
+	// Join and get admitted through nginx.
+	st := decodeStatus(t, v.do(t, "POST", site+"/_wr/api/join", `{"event":"show","return":"/show/seats"}`))
+	if st.Status != "prequeue" {
+		t.Fatalf("join through nginx: %+v", st)
+	}
+	for d := 11; d < 20 && st.Status != "admitted"; d++ {
+		r.tick(t, secs(d))
+		st = decodeStatus(t, v.do(t, "GET", site+"/_wr/api/status?event=show&return=/show/seats", ""))
+	}
+	if st.Status != "admitted" {
+		t.Fatalf("never admitted: %+v", st)
+	}
+	got := v.do(t, "GET", site+"/show/seats", "", "X-Waitroom-Visitor", "forged")
+	if got.body != "origin:/show/seats" {
+		t.Fatalf("with a pass through nginx: %d %.200s", got.status, got.body)
+	}
+	p, err := r.keys.VerifyPass(v.cookie(site, "wr_pass_show"), "show", v.bindingFor(t), r.clk.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r.origin.last(t); s.visitor != p.Visitor.String() || s.event != "show" {
+		t.Fatalf("the site saw visitor %q event %q, want %s show", s.visitor, s.event, p.Visitor)
+	}
+	// A client's forged header never reaches the site on a pass path
+	// either: nginx's empty value removes it.
+	v.do(t, "GET", site+"/about", "", "X-Waitroom-Visitor", "forged")
+	if s := r.origin.last(t); s.visitor != "" {
+		t.Fatalf("a forged visitor header reached the site: %q", s.visitor)
+	}
+}

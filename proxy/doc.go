@@ -1,0 +1,43 @@
+// Package proxy is waitroom's front server: a fasthttp reverse proxy that
+// routes every request, lets visitors with a valid pass through to the
+// origin, and holds everyone else in the waiting room.
+//
+// # One request
+//
+//  1. httpguard checks the request's framing (request smuggling shapes are
+//     refused with 400; oversized headers with 431).
+//  2. Paths under the reserved prefix (default /_wr) are waitroom's own:
+//     the waiting-room API (status, join, draw audits), the auth_request
+//     endpoint, the JWKS and the page's assets.
+//  3. Otherwise the first matching route decides: pass routes go to their
+//     origin; queue and block routes need a valid pass for their event.
+//     Bypass rules (CIDRs, a secret header) skip the check and are counted.
+//  4. A pass is valid when its signature, expiry, event and device binding
+//     check out and it is not revoked. Verified passes are cached (an LRU
+//     keyed by a seeded hash of the token, compared in full), so the hot
+//     path does one lookup and no cryptography, and allocates nothing.
+//  5. A request with a valid pass is forwarded with X-Waitroom-Visitor and
+//     X-Waitroom-Event set (clients cannot set them) and measured for the
+//     admission controller (rate, latency, errors, in-flight, active
+//     visitors, completions signalled by the origin's X-Waitroom-Complete
+//     response header). Without one, a queue route answers with the
+//     waiting-room page (or the status JSON for Accept: application/json)
+//     and a block route with 403.
+//
+// # The waiting-room API
+//
+//	GET  {prefix}/api/status?event=E[&return=/path]   status JSON; sets the pass cookie when admitted
+//	POST {prefix}/api/join   {"event":E, ...}          ticket cookie + status JSON
+//	GET  {prefix}/api/draws/{event}/{tranche}          the draw audit
+//	GET  {prefix}/auth                                 204 / 401 / 403 for nginx auth_request
+//	GET  {prefix}/jwks.json                            public keys of EdDSA passes
+//
+// Status for a drawn ticket reads only the ticket (cached once verified)
+// and the engine's in-memory counters: no store lookup per poll. The API
+// is rate limited per client address and per address prefix.
+//
+// The operator API (Admin) is a separate net/http handler for a private
+// listener. What this package is not: it does not decide who is admitted
+// (package admission does), render the page (package static), or talk
+// to origins itself (proxy/upstream does, with proxy/httpguard's checks).
+package proxy

@@ -1,0 +1,186 @@
+package httpguard
+
+import (
+	"net"
+	"net/netip"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Trusted is the set of proxies (load balancers, CDNs) in front of
+// waitroom whose X-Forwarded-For, X-Forwarded-Proto and X-Forwarded-Host
+// headers are believed. From any other peer those headers are ignored: the
+// peer's own address is the client.
+//
+// A Trusted is immutable and safe for concurrent use. The nil *Trusted
+// trusts nobody.
+type Trusted struct {
+	prefixes []netip.Prefix
+}
+
+// NewTrusted returns the set of the given prefixes. IPv4-mapped IPv6
+// peers (::ffff:10.0.0.1) are matched as IPv4. Invalid prefixes are
+// ignored; config validation is where they are refused.
+func NewTrusted(cidrs []netip.Prefix) *Trusted {
+	t := &Trusted{prefixes: make([]netip.Prefix, 0, len(cidrs))}
+	for _, p := range cidrs {
+		if !p.IsValid() {
+			continue
+		}
+		if p.Addr().Is4In6() && p.Bits() >= 96 {
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
+		t.prefixes = append(t.prefixes, p.Masked())
+	}
+	return t
+}
+
+// Contains reports whether a belongs to a trusted proxy.
+func (t *Trusted) Contains(a netip.Addr) bool {
+	if t == nil || !a.IsValid() {
+		return false
+	}
+	a = a.Unmap()
+	for _, p := range t.prefixes {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// Trusts reports whether the request came straight from a trusted proxy;
+// pass it as upstream.Forward.KeepForwarded.
+func (t *Trusted) Trusts(ctx *fasthttp.RequestCtx) bool {
+	return t.Contains(PeerAddr(ctx))
+}
+
+// ClientIP returns the address of the client that made the request. It is
+// the peer's address, unless the peer is a trusted proxy: then
+// X-Forwarded-For is walked from the right (across all its header lines),
+// trusted addresses are skipped, and the first untrusted one is the client.
+// A malformed entry ends the walk: the last good address (trusted, and
+// therefore a proxy that vouched for what is to its right) is returned; so
+// is the leftmost one when every entry is trusted. Entries may carry a port
+// ("1.2.3.4:80", "[::1]:80"). The result is unmapped (IPv4 as IPv4). It
+// allocates nothing for a TCP peer.
+func (t *Trusted) ClientIP(ctx *fasthttp.RequestCtx) netip.Addr {
+	peer := PeerAddr(ctx)
+	if !t.Contains(peer) {
+		return peer
+	}
+	last := peer
+	values := ctx.Request.Header.PeekAll(fasthttp.HeaderXForwardedFor)
+	for i := len(values) - 1; i >= 0; i-- {
+		v := values[i]
+		for len(v) > 0 {
+			j := lastIndexComma(v)
+			el := trimOWS(v[j+1:])
+			if j < 0 {
+				v = v[:0]
+			} else {
+				v = v[:j]
+			}
+			a, ok := parseForwardedAddr(el)
+			if !ok {
+				return last
+			}
+			if !t.Contains(a) {
+				return a
+			}
+			last = a
+		}
+	}
+	return last
+}
+
+// Proto returns the scheme the client used: "https" when the connection
+// is TLS; from a trusted peer, "https" when the rightmost
+// X-Forwarded-Proto entry says https (or wss); "http" otherwise.
+func (t *Trusted) Proto(ctx *fasthttp.RequestCtx) string {
+	if ctx.IsTLS() {
+		return "https"
+	}
+	if !t.Trusts(ctx) {
+		return "http"
+	}
+	v := rightmost(lastLine(&ctx.Request.Header, fasthttp.HeaderXForwardedProto))
+	if equalFold(v, "https") || equalFold(v, "wss") {
+		return "https"
+	}
+	return "http"
+}
+
+// Host returns the host the client asked for: from a trusted peer, the
+// rightmost X-Forwarded-Host entry when it is a plausible host[:port];
+// else the Host header. The slice points into the request and is valid
+// until the handler returns.
+func (t *Trusted) Host(ctx *fasthttp.RequestCtx) []byte {
+	if t.Trusts(ctx) {
+		if v := rightmost(lastLine(&ctx.Request.Header, fasthttp.HeaderXForwardedHost)); validHost(v) {
+			return v
+		}
+	}
+	return ctx.Request.Header.Host()
+}
+
+// PeerAddr returns the address of the connection's peer (unmapped), or
+// the zero Addr when it is not an IP address (an in-memory listener).
+func PeerAddr(ctx *fasthttp.RequestCtx) netip.Addr {
+	switch a := ctx.RemoteAddr().(type) {
+	case *net.TCPAddr:
+		ip, ok := netip.AddrFromSlice(a.IP)
+		if !ok {
+			return netip.Addr{}
+		}
+		return ip.Unmap()
+	case nil:
+		return netip.Addr{}
+	default:
+		ap, err := netip.ParseAddrPort(a.String())
+		if err != nil {
+			return netip.Addr{}
+		}
+		return ap.Addr().Unmap()
+	}
+}
+
+// lastLine returns the value of the last header line named key.
+func lastLine(h *fasthttp.RequestHeader, key string) []byte {
+	all := h.PeekAll(key)
+	if len(all) == 0 {
+		return nil
+	}
+	return all[len(all)-1]
+}
+
+// rightmost returns the last comma-separated element of v, trimmed.
+func rightmost(v []byte) []byte {
+	return trimOWS(v[lastIndexComma(v)+1:])
+}
+
+func lastIndexComma(v []byte) int {
+	for i := len(v) - 1; i >= 0; i-- {
+		if v[i] == ',' {
+			return i
+		}
+	}
+	return -1
+}
+
+// validHost reports whether v looks like host[:port]: 1 to 255 bytes of
+// letters, digits, '-', '.', ':', '[', ']' and '_'.
+func validHost(v []byte) bool {
+	if len(v) == 0 || len(v) > 255 {
+		return false
+	}
+	for _, c := range v {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '-' || c == '.' || c == ':' || c == '[' || c == ']' || c == '_':
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,167 @@
+package proxy
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/waitroom/waitroom/admission"
+)
+
+// metrics are the proxy's Prometheus metrics. Counters used per request
+// are resolved once, so counting allocates nothing.
+type metrics struct {
+	requests     *prometheus.CounterVec
+	gate         *prometheus.CounterVec
+	joinsVec     *prometheus.CounterVec
+	passesIssued *prometheus.CounterVec
+	badPasses    *prometheus.CounterVec
+	noTicket     *prometheus.CounterVec
+	bypassVec    *prometheus.CounterVec
+	passCache    *prometheus.CounterVec
+	bypassCIDR   prometheus.Counter
+	bypassHeader prometheus.Counter
+	passHits     prometheus.Counter
+	passMisses   prometheus.Counter
+	rateLimited  prometheus.Counter
+	badRequests  prometheus.Counter
+	shed         *prometheus.CounterVec
+	originErrors *prometheus.CounterVec
+}
+
+// routeCounts are one route action's outcomes.
+type routeCounts struct {
+	forwarded, bypassed, room, blocked prometheus.Counter
+}
+
+// eventCounts are one event's counters.
+type eventCounts struct {
+	id                           string
+	m                            *metrics
+	passesIssued                 prometheus.Counter
+	invalidPasses, revokedPasses prometheus.Counter
+	statusNoTicket               prometheus.Counter
+}
+
+func (c *eventCounts) joins(result string) prometheus.Counter {
+	return c.m.joinsVec.WithLabelValues(c.id, result)
+}
+
+func newMetrics(reg prometheus.Registerer, engine *admission.Engine) (*metrics, error) {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_requests_total",
+			Help: "Requests through the gate, by route action and outcome (forwarded, bypassed, room, blocked)."},
+			[]string{"action", "outcome"}),
+		joinsVec: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_joins_total",
+			Help: "Join requests by event and result (joined, rejoined, scheduled, sold_out, closed, refused)."},
+			[]string{"event", "result"}),
+		passesIssued: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_passes_issued_total",
+			Help: "Passes handed to admitted visitors."}, []string{"event"}),
+		badPasses: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_passes_refused_total",
+			Help: "Pass cookies refused at the gate, by reason (invalid: bad signature, expired, wrong device or event; revoked)."},
+			[]string{"event", "reason"}),
+		noTicket: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_status_no_ticket_total",
+			Help: "Status polls without a valid ticket."}, []string{"event"}),
+		bypassVec: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_bypass_total",
+			Help: "Requests let through by a bypass rule, by rule (cidr, header)."}, []string{"via"}),
+		passCache: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_pass_cache_total",
+			Help: "Pass lookups in the verified-pass cache (hit, miss)."}, []string{"result"}),
+		rateLimited: prometheus.NewCounter(prometheus.CounterOpts{Name: "waitroom_api_rate_limited_total",
+			Help: "Waiting-room API requests refused by the per-address rate limits."}),
+		badRequests: prometheus.NewCounter(prometheus.CounterOpts{Name: "waitroom_bad_requests_total",
+			Help: "Requests refused as malformed (framing, smuggling shapes)."}),
+		shed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_shed_total",
+			Help: "Requests refused with 503 because the origin's in-flight limit was reached."}, []string{"origin"}),
+		originErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_origin_failures_total",
+			Help: "Forwarded requests that failed at the origin, by kind (timeout, unavailable)."}, []string{"origin", "kind"}),
+	}
+	m.bypassCIDR, m.bypassHeader = m.bypassVec.WithLabelValues("cidr"), m.bypassVec.WithLabelValues("header")
+	m.passHits, m.passMisses = m.passCache.WithLabelValues("hit"), m.passCache.WithLabelValues("miss")
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.joinsVec, m.passesIssued, m.badPasses, m.noTicket,
+		m.shed, m.originErrors, m.rateLimited, m.badRequests, m.bypassVec, m.passCache, &queueCollector{engine: engine}} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *metrics) route(a Action) *routeCounts {
+	return &routeCounts{
+		forwarded: m.requests.WithLabelValues(a.String(), "forwarded"),
+		bypassed:  m.requests.WithLabelValues(a.String(), "bypassed"),
+		room:      m.requests.WithLabelValues(a.String(), "room"),
+		blocked:   m.requests.WithLabelValues(a.String(), "blocked"),
+	}
+}
+
+func (m *metrics) event(id string) *eventCounts {
+	return &eventCounts{id: id, m: m,
+		passesIssued:   m.passesIssued.WithLabelValues(id),
+		invalidPasses:  m.badPasses.WithLabelValues(id, "invalid"),
+		revokedPasses:  m.badPasses.WithLabelValues(id, "revoked"),
+		statusNoTicket: m.noTicket.WithLabelValues(id),
+	}
+}
+
+// queueCollector exports every event's live queue figures at scrape time.
+type queueCollector struct{ engine *admission.Engine }
+
+var (
+	descState = prometheus.NewDesc("waitroom_event_state",
+		"The event's state: 1 for the current one.", []string{"event", "state"}, nil)
+	descLimit = prometheus.NewDesc("waitroom_admission_limit",
+		"How many visitors the controller lets be active at once.", []string{"event"}, nil)
+	descAdmitted = prometheus.NewDesc("waitroom_admitted_last_minute",
+		"Visitors admitted in the last minute.", []string{"event"}, nil)
+	descNoShow = prometheus.NewDesc("waitroom_no_show_rate",
+		"Share of reached visitors who did not come back for their pass.", []string{"event"}, nil)
+	descLeader = prometheus.NewDesc("waitroom_event_leader",
+		"1 when this replica runs the event's draws and controller.", []string{"event"}, nil)
+	descServing = prometheus.NewDesc("waitroom_queue_serving",
+		"Queue numbers admitted so far.", []string{"event", "lane"}, nil)
+	descDrawn = prometheus.NewDesc("waitroom_queue_drawn",
+		"Queue numbers given out by draws so far.", []string{"event", "lane"}, nil)
+	descWaiting = prometheus.NewDesc("waitroom_queue_waiting",
+		"Drawn visitors not admitted yet.", []string{"event", "lane"}, nil)
+	descUndrawn = prometheus.NewDesc("waitroom_queue_undrawn",
+		"Visitors in tranches not drawn yet.", []string{"event", "lane"}, nil)
+)
+
+var allStates = []admission.State{admission.StateScheduled, admission.StatePrequeue, admission.StateSelling,
+	admission.StateSoldOut, admission.StateClosed, admission.StatePaused}
+
+func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descState, descLimit, descAdmitted, descNoShow, descLeader,
+		descServing, descDrawn, descWaiting, descUndrawn} {
+		ch <- d
+	}
+}
+
+func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, id := range c.engine.Events() {
+		f := c.engine.Figures(id)
+		for _, s := range allStates {
+			v := 0.0
+			if f.State == s {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(descState, prometheus.GaugeValue, v, id, string(s))
+		}
+		leader := 0.0
+		if f.Leader {
+			leader = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descLeader, prometheus.GaugeValue, leader, id)
+		ch <- prometheus.MustNewConstMetric(descLimit, prometheus.GaugeValue, float64(f.Limit), id)
+		ch <- prometheus.MustNewConstMetric(descAdmitted, prometheus.GaugeValue, float64(f.Admitted1m), id)
+		ch <- prometheus.MustNewConstMetric(descNoShow, prometheus.GaugeValue, f.NoShowRate, id)
+		for lane, l := range f.Lanes {
+			ch <- prometheus.MustNewConstMetric(descServing, prometheus.GaugeValue, float64(l.Serving), id, lane)
+			ch <- prometheus.MustNewConstMetric(descDrawn, prometheus.GaugeValue, float64(l.Drawn), id, lane)
+			ch <- prometheus.MustNewConstMetric(descWaiting, prometheus.GaugeValue, float64(l.Waiting), id, lane)
+			ch <- prometheus.MustNewConstMetric(descUndrawn, prometheus.GaugeValue, float64(l.Undrawn), id, lane)
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package proxy
+
+import (
+	"log/slog"
+	"net/netip"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/proxy/httpguard"
+	"github.com/waitroom/waitroom/proxy/meter"
+	"github.com/waitroom/waitroom/proxy/ratelimit"
+	"github.com/waitroom/waitroom/proxy/upstream"
+	"github.com/waitroom/waitroom/static"
+)
+
+// Options are everything a Proxy runs on. The wiring (internal/app)
+// builds them from the configuration file; tests build them directly.
+type Options struct {
+	// Prefix is the reserved path prefix of waitroom's own endpoints
+	// (default "/_wr").
+	Prefix string
+	// Engine runs the events' queues.
+	Engine *admission.Engine
+	// Keys signs and verifies tickets and passes.
+	Keys *admission.Keyring
+	// Pages renders the waiting room.
+	Pages *static.Pages
+	// Origins, in order; routes name them, the first is the default.
+	// Empty in the auth_request deployment, where nginx serves the site.
+	Origins []*upstream.Origin
+	// Routes, first match wins. A path no route matches passes to the
+	// first origin.
+	Routes []Route
+	// Events are the proxy-side settings of the engine's events.
+	Events []Event
+	// Trusted are the proxies whose X-Forwarded-* headers are believed.
+	Trusted *httpguard.Trusted
+	// Bypass lets staff and monitoring through without a queue.
+	Bypass Bypass
+	// Cookies names and scopes the ticket and pass cookies.
+	Cookies Cookies
+	// Binding chooses what a ticket and a pass are bound to.
+	Binding Binding
+	// PassCacheSize is how many verified passes (and as many tickets) are
+	// cached (default 100000).
+	PassCacheSize int
+	// Limiter rate-limits the waiting-room API; nil: no limit.
+	Limiter *ratelimit.Limiter
+	// Meter measures the origins for the admission controller; the proxy
+	// records every forwarded request of a gated route in it.
+	Meter *meter.Meter
+	// Registerer receives the proxy's Prometheus metrics; nil: none.
+	Registerer prometheus.Registerer
+	// Logger receives warnings; slog.Default when nil.
+	Logger *slog.Logger
+	// Clock returns the time; time.Now when nil.
+	Clock func() time.Time
+}
+
+// Event is the proxy's side of an event.
+type Event struct {
+	// ID is the engine's event id.
+	ID string
+	// LandingPath is where an admitted visitor goes when the return path
+	// they brought is missing or not a same-site path.
+	LandingPath string
+	// PositionDisplay is how positions are shown: exact, approximate
+	// (rounded by the server) or hidden (ETA only).
+	PositionDisplay PositionDisplay
+}
+
+// PositionDisplay says how much of a visitor's position they are told.
+type PositionDisplay string
+
+// Position displays.
+const (
+	PositionExact       PositionDisplay = "exact"
+	PositionApproximate PositionDisplay = "approximate"
+	PositionHidden      PositionDisplay = "hidden"
+)
+
+// Bypass rules: a request from one of CIDRs, or carrying Header with
+// Secret, passes every gate without a queue. Every bypass is counted.
+type Bypass struct {
+	CIDRs  []netip.Prefix
+	Header string
+	Secret string
+}
+
+// Cookies configures the ticket and pass cookies. Their names get the
+// event id appended ("wr_pass_summer"), so one browser can queue for
+// several events.
+type Cookies struct {
+	Ticket, Pass string
+	Domain       string
+	Secure       SecureMode
+	// Strict makes the cookies SameSite=Strict instead of Lax.
+	Strict bool
+	// ForwardPass sends the pass cookie on to the origin (it is removed
+	// otherwise, as the ticket cookie always is).
+	ForwardPass bool
+}
+
+// SecureMode says when cookies get the Secure attribute.
+type SecureMode int
+
+// Secure modes.
+const (
+	// SecureAuto marks cookies Secure when the request came over HTTPS
+	// (directly or, from a trusted proxy, by X-Forwarded-Proto).
+	SecureAuto SecureMode = iota
+	SecureAlways
+	SecureNever
+)
+
+// Binding chooses the device-binding signals hashed into tickets and
+// passes: a token presented with other signals is refused.
+type Binding struct {
+	UserAgent bool
+	// IPPrefix binds to the client's /24 (IPv4) or /48 (IPv6). Mobile
+	// visitors change addresses, so it is off by default.
+	IPPrefix bool
+}
+
+// Defaults of Options.
+const (
+	DefaultPrefix        = "/_wr"
+	DefaultPassCacheSize = 100_000
+	DefaultTicketCookie  = "wr_ticket"
+	DefaultPassCookie    = "wr_pass"
+	// DefaultBypassHeader carries the bypass secret.
+	DefaultBypassHeader = "X-Waitroom-Bypass"
+)

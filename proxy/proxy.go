@@ -1,0 +1,498 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/proxy/httpguard"
+	"github.com/waitroom/waitroom/proxy/meter"
+	"github.com/waitroom/waitroom/proxy/upstream"
+	"github.com/waitroom/waitroom/static"
+)
+
+// Proxy is waitroom's front server: it routes every request, lets
+// visitors with a valid pass through to the origin, holds the others in
+// the waiting room, and serves the waiting-room API under its prefix. A
+// Proxy is safe for concurrent use; Handle is a fasthttp.RequestHandler.
+type Proxy struct {
+	opts    Options
+	log     *slog.Logger
+	clock   func() time.Time
+	engine  *admission.Engine
+	keys    *admission.Keyring
+	trusted *httpguard.Trusted
+
+	prefix []byte
+	routes []*route
+	// fallback is where a path no route matches goes: the first origin.
+	fallback *route
+	events   map[string]*event
+	origins  map[string]*upstream.Origin
+
+	passes  *tokenCache[passEntry]
+	tickets *tokenCache[admission.Ticket]
+
+	// strip are the cookies and headers removed before forwarding.
+	stripCookies [][]byte
+	stripHeaders [][]byte
+	bypassHeader []byte
+	bypassSecret []byte
+
+	jwks []byte
+	csp  []byte
+	m    *metrics
+
+	// base is the context of engine calls: fasthttp's RequestCtx is not
+	// a per-request context, so store calls get this one, cancelled by
+	// Close.
+	base context.Context
+	stop context.CancelFunc
+}
+
+// route is a compiled Route.
+type route struct {
+	Route
+	m      matcher
+	ev     *event
+	origin *upstream.Origin
+	// passed counts requests forwarded without a pass check (action pass).
+	counts *routeCounts
+}
+
+// event is the proxy's state of one event.
+type event struct {
+	Event
+	cfg          admission.EventConfig
+	ticketCookie []byte
+	passCookie   []byte
+	id           []byte
+	landing      []byte
+	meter        *meter.Event
+	counts       *eventCounts
+}
+
+// passEntry is a verified pass as the cache keeps it.
+type passEntry struct {
+	pass    admission.Pass
+	visitor [32]byte // the visitor id in hex, for X-Waitroom-Visitor
+	seen    meter.Presence
+}
+
+// New checks opts and builds a Proxy. Close releases it.
+func New(opts Options) (*Proxy, error) {
+	if opts.Engine == nil || opts.Keys == nil || opts.Pages == nil {
+		return nil, errors.New("proxy: an engine, a keyring and pages are required")
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = DefaultPrefix
+	}
+	if !strings.HasPrefix(opts.Prefix, "/") || strings.HasSuffix(opts.Prefix, "/") {
+		return nil, fmt.Errorf("proxy: prefix %q must start with / and not end with /", opts.Prefix)
+	}
+	if opts.PassCacheSize <= 0 {
+		opts.PassCacheSize = DefaultPassCacheSize
+	}
+	if opts.Cookies.Ticket == "" {
+		opts.Cookies.Ticket = DefaultTicketCookie
+	}
+	if opts.Cookies.Pass == "" {
+		opts.Cookies.Pass = DefaultPassCookie
+	}
+	if opts.Bypass.Header == "" {
+		opts.Bypass.Header = DefaultBypassHeader
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.Trusted == nil {
+		opts.Trusted = httpguard.NewTrusted(nil)
+	}
+	if opts.Meter == nil {
+		opts.Meter = meter.New(meter.Options{Clock: opts.Clock})
+	}
+	p := &Proxy{
+		opts: opts, log: opts.Logger, clock: opts.Clock, engine: opts.Engine, keys: opts.Keys,
+		trusted: opts.Trusted, prefix: []byte(opts.Prefix),
+		events: make(map[string]*event), origins: make(map[string]*upstream.Origin),
+		passes:  newTokenCache[passEntry](opts.PassCacheSize),
+		tickets: newTokenCache[admission.Ticket](opts.PassCacheSize),
+	}
+	m, err := newMetrics(opts.Registerer, opts.Engine)
+	if err != nil {
+		return nil, err
+	}
+	p.m = m
+	var errs []error
+	for _, e := range opts.Events {
+		cfg, err := opts.Engine.Config(e.ID)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("proxy: event %q: %w", e.ID, err))
+			continue
+		}
+		if _, dup := p.events[e.ID]; dup {
+			errs = append(errs, fmt.Errorf("proxy: event %q listed twice", e.ID))
+			continue
+		}
+		switch e.PositionDisplay {
+		case "":
+			e.PositionDisplay = PositionApproximate
+		case PositionExact, PositionApproximate, PositionHidden:
+		default:
+			errs = append(errs, fmt.Errorf("proxy: event %q: position display %q", e.ID, e.PositionDisplay))
+		}
+		if e.LandingPath == "" {
+			e.LandingPath = "/"
+		}
+		if _, ok := httpguard.SameSitePath([]byte(e.LandingPath)); !ok {
+			errs = append(errs, fmt.Errorf("proxy: event %q: landing path %q is not a same-site path", e.ID, e.LandingPath))
+		}
+		ev := &event{Event: e, cfg: cfg, id: []byte(e.ID), landing: []byte(e.LandingPath),
+			ticketCookie: []byte(opts.Cookies.Ticket + "_" + e.ID),
+			passCookie:   []byte(opts.Cookies.Pass + "_" + e.ID),
+			meter:        opts.Meter.Event(e.ID), counts: m.event(e.ID)}
+		p.events[e.ID] = ev
+		p.stripCookies = append(p.stripCookies, ev.ticketCookie)
+		if !opts.Cookies.ForwardPass {
+			p.stripCookies = append(p.stripCookies, ev.passCookie)
+		}
+	}
+	for _, id := range opts.Engine.Events() {
+		if p.events[id] == nil {
+			errs = append(errs, fmt.Errorf("proxy: the engine's event %q has no proxy settings", id))
+		}
+	}
+	for _, o := range opts.Origins {
+		if _, dup := p.origins[o.Name()]; dup {
+			errs = append(errs, fmt.Errorf("proxy: origin %q listed twice", o.Name()))
+		}
+		p.origins[o.Name()] = o
+	}
+	for i, r := range opts.Routes {
+		cr, err := p.compile(r)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("proxy: routes[%d]: %w", i, err))
+			continue
+		}
+		p.routes = append(p.routes, cr)
+	}
+	p.fallback = &route{Route: Route{Action: ActionPass}, counts: m.route(ActionPass)}
+	if len(opts.Origins) > 0 {
+		p.fallback.origin = opts.Origins[0]
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if opts.Bypass.Secret != "" {
+		p.bypassHeader, p.bypassSecret = []byte(opts.Bypass.Header), []byte(opts.Bypass.Secret)
+		p.stripHeaders = append(p.stripHeaders, p.bypassHeader)
+	}
+	jwks, err := opts.Keys.JWKS()
+	if err != nil {
+		return nil, fmt.Errorf("proxy: %w", err)
+	}
+	p.jwks = jwks
+	p.csp = []byte(opts.Pages.CSP())
+	p.base, p.stop = context.WithCancel(context.Background())
+	return p, nil
+}
+
+func (p *Proxy) compile(r Route) (*route, error) {
+	m, err := compileRoute(r)
+	if err != nil {
+		return nil, err
+	}
+	cr := &route{Route: r, m: m, counts: p.m.route(r.Action)}
+	if bytes.HasPrefix(append(m.prefix, '/'), append(p.prefix, '/')) {
+		return nil, fmt.Errorf("prefix %q is inside the reserved prefix %q", r.Prefix, p.prefix)
+	}
+	switch r.Action {
+	case ActionPass:
+		if r.Event != "" {
+			return nil, fmt.Errorf("a pass route has no event (%q)", r.Event)
+		}
+	case ActionQueue, ActionBlock:
+		cr.ev = p.events[r.Event]
+		if cr.ev == nil {
+			return nil, fmt.Errorf("unknown event %q", r.Event)
+		}
+	default:
+		return nil, fmt.Errorf("unknown action %d", r.Action)
+	}
+	switch {
+	case r.Origin != "":
+		cr.origin = p.origins[r.Origin]
+		if cr.origin == nil {
+			return nil, fmt.Errorf("unknown origin %q", r.Origin)
+		}
+	case len(p.opts.Origins) > 0:
+		cr.origin = p.opts.Origins[0]
+	}
+	return cr, nil
+}
+
+// Close stops the engine calls in flight. It does not close the origins
+// or the engine, which the caller owns.
+func (p *Proxy) Close() error {
+	p.stop()
+	return nil
+}
+
+// Handle serves one request: waitroom's own endpoints under the prefix,
+// everything else through the gate to an origin.
+func (p *Proxy) Handle(ctx *fasthttp.RequestCtx) {
+	p.handle(ctx)
+	finishBody(ctx)
+}
+
+// drainLimit is how much of a request body nobody read is read away so
+// that the connection can serve its next request; beyond it the
+// connection is closed instead.
+const drainLimit = 64 << 10
+
+var drainPool = sync.Pool{New: func() any { b := make([]byte, 4<<10); return &b }}
+
+// finishBody makes the connection safe for its next request. Bodies
+// stream (fasthttp's StreamRequestBody), and fasthttp does not skip what
+// a handler left unread: the rest of the body would be parsed as the next
+// request. So a body nobody read (the waiting-room page answering a POST,
+// an error, an origin that answered early) is read away up to drainLimit,
+// and past that the connection is closed.
+func finishBody(ctx *fasthttp.RequestCtx) {
+	if cl := ctx.Request.Header.ContentLength(); cl == 0 || cl == -2 || ctx.Hijacked() {
+		return // no body (-2: none declared)
+	}
+	s := ctx.RequestBodyStream()
+	if s == nil {
+		return
+	}
+	bp := drainPool.Get().(*[]byte)
+	defer drainPool.Put(bp)
+	for n := 0; n <= drainLimit; {
+		k, err := s.Read(*bp)
+		n += k
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			break
+		}
+	}
+	ctx.SetConnectionClose()
+}
+
+func (p *Proxy) handle(ctx *fasthttp.RequestCtx) {
+	if err := httpguard.Check(&ctx.Request.Header); err != nil {
+		p.m.badRequests.Inc()
+		ctx.SetConnectionClose()
+		writeError(ctx, fasthttp.StatusBadRequest, errBadRequest)
+		return
+	}
+	path := ctx.Path()
+	if rest, ok := p.own(path); ok {
+		p.serveOwn(ctx, rest)
+		return
+	}
+	r := p.route(path)
+	ip := p.trusted.ClientIP(ctx)
+	if p.bypassed(ctx, ip) {
+		r.counts.bypassed.Inc()
+		p.forward(ctx, r, ip, nil)
+		return
+	}
+	if r.Action == ActionPass {
+		r.counts.forwarded.Inc()
+		p.forward(ctx, r, ip, nil)
+		return
+	}
+	ev := r.ev
+	if e := p.validPass(ctx, ev, ip); e != nil {
+		r.counts.forwarded.Inc()
+		p.forward(ctx, r, ip, e)
+		return
+	}
+	if r.Action == ActionBlock {
+		r.counts.blocked.Inc()
+		p.blocked(ctx, ev)
+		return
+	}
+	r.counts.room.Inc()
+	p.room(ctx, ev, ip)
+}
+
+// own reports whether path is under the reserved prefix and returns the
+// rest ("/api/status").
+func (p *Proxy) own(path []byte) ([]byte, bool) {
+	if !bytes.HasPrefix(path, p.prefix) {
+		return nil, false
+	}
+	rest := path[len(p.prefix):]
+	if len(rest) > 0 && rest[0] != '/' {
+		return nil, false
+	}
+	return rest, true
+}
+
+// route finds the first route matching path.
+func (p *Proxy) route(path []byte) *route {
+	for _, r := range p.routes {
+		if r.m.match(path) {
+			return r
+		}
+	}
+	return p.fallback
+}
+
+// bypassed applies the bypass rules.
+func (p *Proxy) bypassed(ctx *fasthttp.RequestCtx, ip netip.Addr) bool {
+	for _, c := range p.opts.Bypass.CIDRs {
+		if c.Contains(ip) {
+			p.m.bypassCIDR.Inc()
+			return true
+		}
+	}
+	if p.bypassSecret != nil {
+		if v := ctx.Request.Header.PeekBytes(p.bypassHeader); v != nil && constantTimeEqual(v, p.bypassSecret) {
+			p.m.bypassHeader.Inc()
+			return true
+		}
+	}
+	return false
+}
+
+// validPass returns the request's pass for ev when it is valid: cached,
+// or verified now and cached. It allocates nothing on a cache hit.
+func (p *Proxy) validPass(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr) *cached[passEntry] {
+	tok := ctx.Request.Header.CookieBytes(ev.passCookie)
+	if len(tok) == 0 {
+		return nil
+	}
+	now := p.clock()
+	bh := p.opts.Binding.compute(ctx.Request.Header.UserAgent(), ip)
+	e := p.passes.get(tok)
+	if e == nil {
+		p.m.passMisses.Inc()
+		pass, err := p.keys.VerifyPass(string(tok), ev.ID, bh.String(), now)
+		if err != nil {
+			ev.counts.invalidPasses.Inc()
+			return nil
+		}
+		e = p.passes.add(string(tok), passFiller(pass))
+	} else {
+		p.m.passHits.Inc()
+	}
+	ps := &e.v.pass
+	if ps.Event != ev.ID || !now.Before(ps.ExpiresAt) || !bh.equal(ps.Binding) {
+		ev.counts.invalidPasses.Inc()
+		return nil
+	}
+	if p.engine.Revoked(ev.ID, ps.ID) {
+		ev.counts.revokedPasses.Inc()
+		return nil
+	}
+	return e
+}
+
+// passFiller fills a cache entry with a verified pass.
+func passFiller(pass admission.Pass) func(e *passEntry) {
+	return func(e *passEntry) {
+		e.pass = pass
+		copy(e.visitor[:], pass.Visitor.String())
+	}
+}
+
+// forward sends the request to the route's origin; with a pass, as that
+// visitor, measured for the admission controller.
+func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass *cached[passEntry]) {
+	o := r.origin
+	if o == nil {
+		// auth_request deployments have no origin: nginx serves the site.
+		writeError(ctx, fasthttp.StatusNotFound, errNoOrigin)
+		return
+	}
+	fw := upstream.Forward{
+		ClientIP:      ip,
+		Proto:         p.trusted.Proto(ctx),
+		Host:          p.trusted.Host(ctx),
+		KeepForwarded: p.trusted.Trusts(ctx),
+		StripCookies:  p.stripCookies,
+		StripHeaders:  p.stripHeaders,
+	}
+	var me *meter.Event
+	var tok meter.Token
+	if pass != nil {
+		fw.Visitor, fw.Event = pass.v.visitor[:], r.ev.id
+		me = r.ev.meter
+		me.Seen(&pass.v.seen)
+		tok = me.Start()
+	}
+	out := o.Forward(ctx, &fw)
+	if me != nil {
+		me.Done(tok, out.Status, out.Err != nil && !errors.Is(out.Err, upstream.ErrClient))
+		if out.Complete {
+			me.Complete(&pass.v.seen)
+		}
+	}
+	if out.Err != nil {
+		p.upstreamFailed(ctx, o, out.Err)
+	}
+}
+
+// upstreamFailed answers a request the origin could not serve.
+func (p *Proxy) upstreamFailed(ctx *fasthttp.RequestCtx, o *upstream.Origin, err error) {
+	switch {
+	case errors.Is(err, upstream.ErrShed):
+		p.m.shed.WithLabelValues(o.Name()).Inc()
+		ctx.Response.Header.Set("Retry-After", strconv.Itoa(static.BusyRetrySeconds))
+		if wantsJSON(ctx) {
+			writeError(ctx, fasthttp.StatusServiceUnavailable, errBusy)
+			return
+		}
+		al := ctx.Request.Header.Peek("Accept-Language")
+		p.writePage(ctx, fasthttp.StatusServiceUnavailable, p.opts.Pages.Busy(al), p.opts.Pages.BusyGzip(al))
+	case errors.Is(err, upstream.ErrClient):
+		ctx.SetConnectionClose()
+		writeError(ctx, fasthttp.StatusBadRequest, errBadRequest)
+	case errors.Is(err, upstream.ErrTimeout):
+		p.m.originErrors.WithLabelValues(o.Name(), "timeout").Inc()
+		writeError(ctx, fasthttp.StatusGatewayTimeout, errTimeout)
+	default:
+		p.m.originErrors.WithLabelValues(o.Name(), "unavailable").Inc()
+		p.log.Warn("proxy: origin failed", "origin", o.Name(), "err", err)
+		writeError(ctx, fasthttp.StatusBadGateway, errBadGateway)
+	}
+}
+
+// blocked answers a request for a pass-only path without a pass.
+func (p *Proxy) blocked(ctx *fasthttp.RequestCtx, ev *event) {
+	if wantsJSON(ctx) {
+		writeError(ctx, fasthttp.StatusForbidden, errPassRequired)
+		return
+	}
+	p.writePage(ctx, fasthttp.StatusForbidden, p.opts.Pages.Blocked(ev.ID, ctx.Request.Header.Peek("Accept-Language")), nil)
+}
+
+// room answers a gated request without a pass: the waiting-room page, or
+// for a JSON client the status (as GET {prefix}/api/status would).
+func (p *Proxy) room(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr) {
+	if wantsJSON(ctx) {
+		p.status(ctx, ev, ip, ctx.RequestURI())
+		return
+	}
+	al := ctx.Request.Header.Peek("Accept-Language")
+	p.writePage(ctx, fasthttp.StatusOK, p.opts.Pages.Room(ev.ID, al), p.opts.Pages.RoomGzip(ev.ID, al))
+}

@@ -1,0 +1,408 @@
+package proxy
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/internal/jsonenc"
+	"github.com/waitroom/waitroom/static"
+)
+
+// apiError is an error a client may see: a stable code and a message for
+// people. Its JSON is built once.
+type apiError struct {
+	code, message string
+	body          []byte
+}
+
+func newAPIError(code, message string) *apiError {
+	return &apiError{code: code, message: message, body: errorBody(code, message)}
+}
+
+func errorBody(code, message string) []byte {
+	b := append([]byte(nil), `{"error":`...)
+	b = jsonenc.String(b, code)
+	b = append(b, `,"message":`...)
+	b = jsonenc.String(b, message)
+	return append(b, '}')
+}
+
+// The errors of the waiting-room endpoints.
+var (
+	errBadRequest    = newAPIError("bad_request", "the request is malformed")
+	errNotFound      = newAPIError("not_found", "there is nothing at this path")
+	errMethod        = newAPIError("method_not_allowed", "this method is not allowed here")
+	errUnknownEvent  = newAPIError("unknown_event", "there is no such event")
+	errUnknownLane   = newAPIError("unknown_lane", "this event has no such lane")
+	errNoTicket      = newAPIError("no_ticket", "join the queue first")
+	errNotAllowed    = newAPIError("not_allowed", "this code or account does not admit to this lane")
+	errInviteUsed    = newAPIError("invite_used", "this invite code has already been used")
+	errBadCredential = newAPIError("bad_credential", "the invite code or account proof is malformed")
+	errNoTranche     = newAPIError("no_such_tranche", "this tranche has not opened yet")
+	errRateLimited   = newAPIError("rate_limited", "too many requests; slow down")
+	errMediaType     = newAPIError("unsupported_media_type", "send application/json")
+	errTooLarge      = newAPIError("too_large", "the request body is too large")
+	errUnavailable   = newAPIError("unavailable", "the waiting room is briefly unavailable; try again")
+	errPassRequired  = newAPIError("pass_required", "this page needs a pass from the waiting room")
+	errBusy          = newAPIError("busy", "the site is very busy right now; try again in a few seconds")
+	errTimeout       = newAPIError("origin_timeout", "the site took too long to answer")
+	errBadGateway    = newAPIError("origin_unavailable", "the site cannot be reached right now")
+	errNoOrigin      = newAPIError("no_origin", "no origin serves this path")
+	errInternal      = newAPIError("internal", "something went wrong on our side")
+	errHeaders       = newAPIError("headers_too_large", "the request headers are too large")
+)
+
+var contentJSON = []byte("application/json")
+
+func writeError(ctx *fasthttp.RequestCtx, status int, e *apiError) {
+	ctx.Response.Header.SetContentTypeBytes(contentJSON)
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	ctx.SetStatusCode(status)
+	ctx.Response.SetBodyRaw(e.body)
+}
+
+// writeErrorMessage writes an error whose message is built per request.
+// The message must never carry internal error text.
+func writeErrorMessage(ctx *fasthttp.RequestCtx, status int, code, message string) {
+	ctx.Response.Header.SetContentTypeBytes(contentJSON)
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	ctx.SetStatusCode(status)
+	ctx.SetBody(errorBody(code, message))
+}
+
+// writePage writes one of the pre-rendered pages, gzipped when the client
+// takes gzip, with the pages' Content-Security-Policy.
+func (p *Proxy) writePage(ctx *fasthttp.RequestCtx, status int, page, gz []byte) {
+	h := &ctx.Response.Header
+	h.SetContentType(static.ContentTypeHTML)
+	h.Set("Cache-Control", "no-store")
+	h.SetBytesV("Content-Security-Policy", p.csp)
+	h.Set("Vary", "Accept-Encoding")
+	ctx.SetStatusCode(status)
+	if gz != nil && acceptsGzip(ctx.Request.Header.Peek("Accept-Encoding")) {
+		h.Set("Content-Encoding", "gzip")
+		ctx.Response.SetBodyRaw(gz)
+		return
+	}
+	ctx.Response.SetBodyRaw(page)
+}
+
+// acceptsGzip reads Accept-Encoding for gzip not refused with q=0.
+func acceptsGzip(ae []byte) bool {
+	for len(ae) > 0 {
+		var item []byte
+		if i := bytes.IndexByte(ae, ','); i >= 0 {
+			item, ae = ae[:i], ae[i+1:]
+		} else {
+			item, ae = ae, nil
+		}
+		item = bytes.TrimSpace(item)
+		name, params, _ := bytes.Cut(item, []byte(";"))
+		name = bytes.TrimSpace(name)
+		if !bytes.EqualFold(name, []byte("gzip")) && !bytes.Equal(name, []byte("*")) {
+			continue
+		}
+		params = bytes.TrimSpace(params)
+		if q, ok := bytes.CutPrefix(params, []byte("q=")); ok {
+			q = bytes.TrimSpace(q)
+			if len(q) > 0 && q[0] == '0' && len(bytes.Trim(q[1:], ".0")) == 0 {
+				return false // q=0, q=0.0: refused
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// wantsJSON tells a script (Accept: application/json) from a browser
+// navigating (Accept: text/html,…).
+func wantsJSON(ctx *fasthttp.RequestCtx) bool {
+	a := ctx.Request.Header.Peek("Accept")
+	return bytes.Contains(a, contentJSON) && !bytes.Contains(a, []byte("text/html"))
+}
+
+func constantTimeEqual(a, b []byte) bool {
+	return len(a) == len(b) && subtle.ConstantTimeCompare(a, b) == 1
+}
+
+// setCookie sets one of waitroom's cookies: HttpOnly, Path=/, SameSite,
+// Secure as configured, expiring with its token.
+func (p *Proxy) setCookie(ctx *fasthttp.RequestCtx, name []byte, value string, expires time.Time) {
+	c := fasthttp.AcquireCookie()
+	defer fasthttp.ReleaseCookie(c)
+	c.SetKeyBytes(name)
+	c.SetValue(value)
+	c.SetPath("/")
+	c.SetHTTPOnly(true)
+	c.SetExpire(expires)
+	if p.opts.Cookies.Domain != "" {
+		c.SetDomain(p.opts.Cookies.Domain)
+	}
+	if p.opts.Cookies.Strict {
+		c.SetSameSite(fasthttp.CookieSameSiteStrictMode)
+	} else {
+		c.SetSameSite(fasthttp.CookieSameSiteLaxMode)
+	}
+	switch p.opts.Cookies.Secure {
+	case SecureAlways:
+		c.SetSecure(true)
+	case SecureAuto:
+		c.SetSecure(p.trusted.Proto(ctx) == "https")
+	}
+	ctx.Response.Header.SetCookie(c)
+}
+
+// bufPool holds the buffers status JSON is built in.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// writeStatus writes the status JSON. t is the visitor's ticket (nil when
+// they have none); ret is where they asked to go once admitted.
+func (p *Proxy) writeStatus(ctx *fasthttp.RequestCtx, ev *event, st *admission.Status, t *admission.Ticket, ret []byte) {
+	bp := bufPool.Get().(*[]byte)
+	b := p.appendStatus((*bp)[:0], ev, st, t, ret)
+	ctx.Response.Header.SetContentTypeBytes(contentJSON)
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.Response.SetBody(b)
+	*bp = b
+	bufPool.Put(bp)
+}
+
+// appendStatus appends the status JSON: the contract of
+// GET {prefix}/api/status.
+func (p *Proxy) appendStatus(b []byte, ev *event, st *admission.Status, t *admission.Ticket, ret []byte) []byte {
+	b = append(b, `{"event":`...)
+	b = jsonenc.String(b, ev.ID)
+	b = append(b, `,"status":"`...)
+	b = append(b, st.Kind...)
+	b = append(b, `","position":`...)
+	switch {
+	case st.Position < 0 || ev.PositionDisplay == PositionHidden:
+		b = append(b, "null"...)
+	case ev.PositionDisplay == PositionApproximate:
+		b = strconv.AppendInt(b, approximate(st.Position), 10)
+	default:
+		b = strconv.AppendInt(b, st.Position, 10)
+	}
+	b = append(b, `,"position_display":"`...)
+	b = append(b, ev.PositionDisplay...)
+	b = append(b, `","eta_seconds":`...)
+	b = strconv.AppendInt(b, int64(st.ETA.Seconds), 10)
+	b = append(b, `,"eta_low":`...)
+	b = strconv.AppendInt(b, int64(st.ETA.Low), 10)
+	b = append(b, `,"eta_high":`...)
+	b = strconv.AppendInt(b, int64(st.ETA.High), 10)
+	b = append(b, `,"refresh_seconds":`...)
+	b = strconv.AppendFloat(b, st.Refresh.Seconds(), 'f', -1, 64)
+	b = append(b, `,"opens_at":`...)
+	b = appendTime(b, ev.cfg.QueueOpensAt)
+	b = append(b, `,"on_sale_at":`...)
+	b = appendTime(b, ev.cfg.OnSaleAt)
+	if !st.DrawAt.IsZero() {
+		b = append(b, `,"draw_at":`...)
+		b = appendTime(b, st.DrawAt)
+	}
+	b = append(b, `,"redirect":`...)
+	if st.Kind == admission.StatusAdmitted {
+		b = append(b, '"')
+		b = appendJSONPath(b, returnPath(ev, ret))
+		b = append(b, '"')
+	} else {
+		b = append(b, `null`...)
+	}
+	if t != nil {
+		b = append(b, `,"lane":`...)
+		b = jsonenc.String(b, t.Lane)
+		b = append(b, `,"tranche":`...)
+		b = strconv.AppendInt(b, int64(t.Tranche), 10)
+		b = append(b, `,"audit":"`...)
+		b = appendJSONPath(b, p.prefix)
+		b = append(b, "/api/draws/"...)
+		b = append(b, ev.ID...)
+		b = append(b, '/')
+		b = strconv.AppendInt(b, int64(t.Tranche), 10)
+		if t.Lane != admission.PublicLane {
+			b = append(b, "?lane="...)
+			b = append(b, t.Lane...)
+		}
+		b = append(b, '"')
+	}
+	if st.Reason != "" {
+		b = append(b, `,"reason":`...)
+		b = jsonenc.String(b, st.Reason)
+	}
+	return append(b, '}')
+}
+
+// appendTime appends t as a JSON string in RFC 3339, UTC, to the second.
+func appendTime(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, time.RFC3339)
+	return append(b, '"')
+}
+
+// appendJSONPath appends a same-site path inside a JSON string. Such a
+// path holds no control characters; quotes and backslashes are escaped,
+// and <, > and & as encoding/json does.
+func appendJSONPath(b, path []byte) []byte {
+	for _, c := range path {
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '<', '>', '&':
+			b = append(b, `\u00`...)
+			b = append(b, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// approximate rounds a position so it informs without inviting games:
+// exact up to 10, then to 10s, 50s, 100s, and two significant digits
+// beyond 10,000 ("about 48,000 ahead of you").
+func approximate(n int64) int64 {
+	var step int64
+	switch {
+	case n <= 10:
+		return n
+	case n < 100:
+		step = 10
+	case n < 1000:
+		step = 50
+	case n < 10000:
+		step = 100
+	default:
+		step = 1
+		for m := n; m >= 100; m /= 10 {
+			step *= 10
+		}
+	}
+	return (n + step/2) / step * step
+}
+
+// appendAudit appends a draw audit's JSON.
+func appendAudit(b []byte, a *admission.DrawAudit) []byte {
+	b = append(b, `{"event":`...)
+	b = jsonenc.String(b, a.Event)
+	b = append(b, `,"lane":`...)
+	b = jsonenc.String(b, a.Lane)
+	b = append(b, `,"tranche":`...)
+	b = strconv.AppendInt(b, int64(a.Tranche), 10)
+	b = append(b, `,"commitment":"`...)
+	b = hex.AppendEncode(b, a.Commitment[:])
+	b = append(b, `","drawn":`...)
+	b = strconv.AppendBool(b, a.Drawn)
+	if a.Drawn {
+		b = append(b, `,"seed":"`...)
+		b = hex.AppendEncode(b, a.Seed)
+		b = append(b, `","first":`...)
+		b = strconv.AppendUint(b, a.First, 10)
+		b = append(b, `,"count":`...)
+		b = strconv.AppendUint(b, a.Count, 10)
+		b = append(b, `,"offset":`...)
+		b = strconv.AppendInt(b, int64(a.Offset), 10)
+		b = append(b, `,"hashes":[`...)
+		for i, h := range a.Hashes {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '"')
+			b = hex.AppendEncode(b, h[:])
+			b = append(b, '"')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// joinRequest is the body of POST {prefix}/api/join.
+type joinRequest struct {
+	Event        string          `json:"event"`
+	Return       string          `json:"return"`
+	Lane         string          `json:"lane"`
+	Invite       string          `json:"invite"`
+	Account      string          `json:"account"`
+	AccountProof string          `json:"account_proof"`
+	PoW          json.RawMessage `json:"pow"`
+	Captcha      string          `json:"captcha"`
+}
+
+// parseJoin reads a join body strictly: one JSON object of known fields,
+// nothing after it. Its errors are safe to show (they name the problem,
+// not our internals).
+func parseJoin(body []byte) (joinRequest, error) {
+	var r joinRequest
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&r); err != nil {
+		return joinRequest{}, joinProblem(err)
+	}
+	if d.More() {
+		return joinRequest{}, errors.New("the body must be one JSON object")
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return joinRequest{}, errors.New("the body must be one JSON object")
+	}
+	if r.Event == "" {
+		return joinRequest{}, errors.New(`"event" is required`)
+	}
+	if len(r.PoW) > 0 && r.PoW[0] != '{' && string(r.PoW) != "null" {
+		return joinRequest{}, errors.New(`"pow" must be an object`)
+	}
+	return r, nil
+}
+
+// joinProblem turns a decoding error into words that name the field, not
+// the decoder's internals.
+func joinProblem(err error) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		return fmt.Errorf("%q has the wrong type", te.Field)
+	case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return errors.New("the body is not valid JSON")
+	}
+	if msg := err.Error(); len(msg) > len("json: unknown field ") && msg[:len("json: unknown field ")] == "json: unknown field " {
+		return fmt.Errorf("unknown field %s", msg[len("json: unknown field "):])
+	}
+	return errors.New("the body is not a valid join request")
+}
+
+var errBodyTooLarge = errors.New("proxy: request body too large")
+
+// readBody reads a small request body (streamed or not) up to limit.
+func readBody(ctx *fasthttp.RequestCtx, limit int) ([]byte, error) {
+	if cl := ctx.Request.Header.ContentLength(); cl > limit {
+		return nil, errBodyTooLarge
+	}
+	s := ctx.RequestBodyStream()
+	if s == nil {
+		b := ctx.PostBody()
+		if len(b) > limit {
+			return nil, errBodyTooLarge
+		}
+		return b, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(s, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > limit {
+		return nil, errBodyTooLarge
+	}
+	return b, nil
+}

@@ -1,0 +1,20 @@
+package upstream
+
+import "testing"
+
+// TestForwardAllocations: a GET with cookies and a small response body,
+// through a real fasthttp origin, allocates nothing once the pools are
+// warm — Forward, the origin server and the sockets together.
+func TestForwardAllocations(t *testing.T) {
+	if raceEnabled || testing.Short() {
+		t.Skip("allocation counts are checked without -race, in the full run")
+	}
+	o := testOrigin(t, Config{}, smallOrigin(t))
+	f := newForwardFixture(t, o)
+	for range 200 {
+		f.run()
+	}
+	if n := testing.AllocsPerRun(500, f.run); n != 0 {
+		t.Fatalf("%v allocations per forwarded request", n)
+	}
+}

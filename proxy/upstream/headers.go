@@ -1,0 +1,317 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+)
+
+// What happens to a client's request header on its way to the origin.
+type rule uint8
+
+const (
+	ruleKeep       rule = iota
+	ruleDrop            // hop-by-hop, framing, or set by waitroom
+	ruleConnection      // dropped; names more headers to drop
+	ruleUpgrade         // kept for a WebSocket upgrade only
+	ruleCookie          // kept without the stripped cookies
+	ruleXFF             // replaced (or appended to, from a trusted peer)
+	ruleForwarded       // other X-Forwarded-*: kept from a trusted peer only
+)
+
+// requestRule classifies a request header name.
+func requestRule(name []byte) rule {
+	if len(name) > len("x-waitroom-") && hasPrefixFold(name, "x-waitroom-") {
+		return ruleDrop
+	}
+	switch len(name) {
+	case 2:
+		if equalFold(name, "te") {
+			return ruleDrop
+		}
+	case 4:
+		if equalFold(name, "host") {
+			return ruleDrop
+		}
+	case 6:
+		switch {
+		case equalFold(name, "cookie"):
+			return ruleCookie
+		case equalFold(name, "expect"):
+			return ruleDrop
+		}
+	case 7:
+		switch {
+		case equalFold(name, "upgrade"):
+			return ruleUpgrade
+		case equalFold(name, "trailer"):
+			return ruleDrop
+		}
+	case 9:
+		if equalFold(name, "forwarded") || equalFold(name, "x-real-ip") {
+			return ruleDrop
+		}
+	case 10:
+		switch {
+		case equalFold(name, "connection"):
+			return ruleConnection
+		case equalFold(name, "keep-alive"):
+			return ruleDrop
+		}
+	case 14:
+		if equalFold(name, "content-length") {
+			return ruleDrop
+		}
+	case 15:
+		if equalFold(name, "x-forwarded-for") {
+			return ruleXFF
+		}
+	case 16:
+		if equalFold(name, "proxy-connection") || equalFold(name, "x-forwarded-host") {
+			return ruleDrop
+		}
+	case 17:
+		if equalFold(name, "transfer-encoding") || equalFold(name, "x-forwarded-proto") {
+			return ruleDrop
+		}
+	case 18:
+		if equalFold(name, "proxy-authenticate") {
+			return ruleDrop
+		}
+	case 19:
+		if equalFold(name, "proxy-authorization") {
+			return ruleDrop
+		}
+	}
+	if len(name) > len("x-forwarded-") && hasPrefixFold(name, "x-forwarded-") {
+		return ruleForwarded
+	}
+	return ruleKeep
+}
+
+// Response headers Forward removes (hop-by-hop, RFC 9110 §7.6.1) besides
+// Connection and the headers it names. Upgrade stays on a 101.
+var responseDrop = [...]string{
+	fasthttp.HeaderKeepAlive, fasthttp.HeaderProxyConnection, fasthttp.HeaderTE, fasthttp.HeaderTrailer,
+	fasthttp.HeaderTransferEncoding, fasthttp.HeaderProxyAuthenticate, HeaderComplete,
+}
+
+// rawHeader iterates the "name: value" lines of a raw header block.
+type rawHeader struct {
+	b []byte
+}
+
+// next returns the next header; ok is false at the end of the block. bad
+// is true for a line no proxy should pass on: folded, without a colon or
+// with an empty name.
+func (r *rawHeader) next() (name, value []byte, ok, bad bool) {
+	if len(r.b) == 0 {
+		return nil, nil, false, false
+	}
+	i := indexByte(r.b, '\n')
+	var line []byte
+	if i < 0 {
+		line, r.b = r.b, nil
+	} else {
+		line, r.b = r.b[:i], r.b[i+1:]
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	if len(line) == 0 {
+		r.b = nil
+		return nil, nil, false, false
+	}
+	if line[0] == ' ' || line[0] == '\t' {
+		return nil, nil, false, true
+	}
+	colon := indexByte(line, ':')
+	if colon <= 0 {
+		return nil, nil, false, true
+	}
+	return line[:colon], trimOWS(line[colon+1:]), true, false
+}
+
+// listHas reports whether the comma-separated list holds token (ignoring
+// case and optional whitespace).
+func listHas(list, token []byte) bool {
+	for len(list) > 0 {
+		i := indexByte(list, ',')
+		var el []byte
+		if i < 0 {
+			el, list = list, nil
+		} else {
+			el, list = list[:i], list[i+1:]
+		}
+		if equalFoldBytes(trimOWS(el), token) {
+			return true
+		}
+	}
+	return false
+}
+
+// listHasString is listHas for a lower-case token.
+func listHasString(list []byte, token string) bool {
+	for len(list) > 0 {
+		i := indexByte(list, ',')
+		var el []byte
+		if i < 0 {
+			el, list = list, nil
+		} else {
+			el, list = list[:i], list[i+1:]
+		}
+		if equalFold(trimOWS(el), token) {
+			return true
+		}
+	}
+	return false
+}
+
+// isStripped reports whether name is one of names (ignoring case).
+func isStripped(name []byte, names [][]byte) bool {
+	for _, n := range names {
+		if equalFoldBytes(name, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeCookies writes the Cookie header line with value's cookies less
+// those named in strip; nothing when none is left.
+func writeCookies(bw *bufio.Writer, name, value []byte, strip [][]byte) {
+	first := true
+	for v := value; len(v) > 0; {
+		i := indexByte(v, ';')
+		var pair []byte
+		if i < 0 {
+			pair, v = v, nil
+		} else {
+			pair, v = v[:i], v[i+1:]
+		}
+		pair = trimOWS(pair)
+		if len(pair) == 0 {
+			continue
+		}
+		cname := pair
+		if j := indexByte(pair, '='); j >= 0 {
+			cname = trimOWS(pair[:j])
+		}
+		if isStripped(cname, strip) {
+			continue
+		}
+		if first {
+			bw.Write(name)
+			bw.WriteString(": ")
+			first = false
+		} else {
+			bw.WriteString("; ")
+		}
+		bw.Write(pair)
+	}
+	if !first {
+		bw.WriteString("\r\n")
+	}
+}
+
+// writeTarget writes the request target for the origin: origin-form
+// ("/path?query") as received, "*" for OPTIONS, and the path and query of
+// an absolute-form target. It refuses control characters and spaces.
+func writeTarget(bw *bufio.Writer, uri []byte) bool {
+	for _, c := range uri {
+		if c <= ' ' || c == 0x7f {
+			return false
+		}
+	}
+	switch {
+	case len(uri) == 0:
+		return false
+	case uri[0] == '/' || (len(uri) == 1 && uri[0] == '*'):
+		bw.Write(uri)
+		return true
+	}
+	i := indexString(uri, "://")
+	if i <= 0 {
+		return false
+	}
+	rest := uri[i+3:]
+	j := 0
+	for j < len(rest) && rest[j] != '/' && rest[j] != '?' {
+		j++
+	}
+	if j == len(rest) || rest[j] == '?' {
+		bw.WriteByte('/')
+	}
+	bw.Write(rest[j:])
+	return true
+}
+
+// writeHeader writes one "name: value" line.
+func writeHeader(bw *bufio.Writer, name string, value []byte) {
+	bw.WriteString(name)
+	bw.WriteString(": ")
+	bw.Write(value)
+	bw.WriteString("\r\n")
+}
+
+func writeContentLength(bw *bufio.Writer, n int, scratch []byte) {
+	bw.WriteString("Content-Length: ")
+	bw.Write(strconv.AppendInt(scratch[:0], int64(n), 10))
+	bw.WriteString("\r\n")
+}
+
+func indexByte(b []byte, c byte) int {
+	return bytes.IndexByte(b, c)
+}
+
+func indexString(b []byte, s string) int {
+	return bytes.Index(b, []byte(s))
+}
+
+func trimOWS(v []byte) []byte {
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+		v = v[:len(v)-1]
+	}
+	return v
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// equalFold compares b with the lower-case ASCII s, ignoring case.
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		if lower(b[i]) != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func equalFoldBytes(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		if lower(a[i]) != lower(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasPrefixFold(b []byte, prefix string) bool {
+	return len(b) >= len(prefix) && equalFold(b[:len(prefix)], prefix)
+}
