@@ -72,7 +72,7 @@ func runInventory(ctx context.Context, args []string, s stdio) int {
 	if *insecure {
 		inv.InsecureNoAuth, inv.APIToken = true, ""
 	}
-	if err := config.Validate(cfg); err != nil {
+	if err := config.ValidateFor(cfg, config.RoleSidecar); err != nil {
 		if *path != "" {
 			err = config.InFile(*path, err)
 		}

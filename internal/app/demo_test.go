@@ -1,0 +1,87 @@
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/waitroom/waitroom/internal/browsertest"
+	"github.com/waitroom/waitroom/internal/config"
+)
+
+// startDemo runs the demo with the on-sale a few seconds away and returns
+// it once it serves.
+func startDemo(t *testing.T, crowd int, onSale time.Duration) *Demo {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan *Demo, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- RunDemo(ctx, DemoOptions{Listen: "127.0.0.1:0", Crowd: crowd,
+			Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Started: func(d *Demo) { started <- d },
+			Configure: func(c *config.Config) {
+				c.Events[0].OnSaleAt = config.AfterStart(onSale)
+			}})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the demo stopped with %v", err)
+		}
+	})
+	select {
+	case d := <-started:
+		return d
+	case err := <-done:
+		t.Fatalf("the demo did not start: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the demo did not start within 30 s")
+	}
+	return nil
+}
+
+// TestDemoInChromium is the whole flow in a real browser: the waiting
+// room, the draw, admission, the shop behind the proxy, a hold, the
+// payment and the ticket.
+func TestDemoInChromium(t *testing.T) {
+	b := browsertest.Start(t)
+	tab := b.NewTab(t, browsertest.WithPhone())
+	d := startDemo(t, 0, 6*time.Second)
+
+	browsertest.Navigate(t, tab, d.URL+"events/demo-concert")
+	browsertest.WaitFor(t, tab, "the waiting room", `document.title.includes("Waiting room")`)
+	browsertest.WaitFor(t, tab, "the countdown to the on-sale", `document.body.innerText.includes("Demo Concert")`)
+	browsertest.Screenshot(t, tab, "1-waiting-room")
+	browsertest.WaitFor(t, tab, "the shop after admission",
+		`location.pathname === "/events/demo-concert" && document.title.includes("Choose your tickets")`)
+	browsertest.Screenshot(t, tab, "2-shop")
+
+	// Best available seats, then pay.
+	browsertest.Eval[bool](t, tab, `(() => { document.querySelector('input[name=mode][value=best]').form.submit(); return true })()`)
+	browsertest.WaitFor(t, tab, "the checkout", `location.pathname.startsWith("/checkout/") && !!document.querySelector("form.card")`)
+	browsertest.Screenshot(t, tab, "3-checkout")
+	browsertest.Eval[bool](t, tab, `(() => { document.querySelector("form.card").submit(); return true })()`)
+	browsertest.WaitFor(t, tab, "the ticket", `location.pathname.startsWith("/tickets/") && !!document.querySelector("svg")`)
+	browsertest.Screenshot(t, tab, "4-ticket")
+
+	// The operator sees a completion and a sold seat's visitor.
+	req, _ := http.NewRequest("GET", d.AdminURL+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+d.AdminToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{`waitroom_origin_completions_total{event="demo-concert"} 1`,
+		`waitroom_passes_issued_total{event="demo-concert"}`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}

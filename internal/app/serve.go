@@ -1,0 +1,462 @@
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/waitroom/waitroom/admission"
+	admmem "github.com/waitroom/waitroom/admission/memstore"
+	admredis "github.com/waitroom/waitroom/admission/redisstore"
+	"github.com/waitroom/waitroom/internal/config"
+	"github.com/waitroom/waitroom/inventory/client"
+	"github.com/waitroom/waitroom/proxy"
+	"github.com/waitroom/waitroom/proxy/httpguard"
+	"github.com/waitroom/waitroom/proxy/meter"
+	"github.com/waitroom/waitroom/proxy/ratelimit"
+	"github.com/waitroom/waitroom/proxy/upstream"
+	"github.com/waitroom/waitroom/static"
+)
+
+// Listeners are listeners a caller opened already (tests, the demo); a
+// nil one is opened from the configured address.
+type Listeners struct {
+	HTTP, HTTPS, Admin, Inventory net.Listener
+}
+
+// Waitroom is a running `waitroom serve`: the proxy, its engine, and
+// (with serve.with_inventory) the seat-hold sidecar. Build it with
+// NewServe, then Run it.
+type Waitroom struct {
+	cfg   *config.Config
+	log   *slog.Logger
+	start time.Time
+
+	Engine  *admission.Engine
+	Proxy   *proxy.Proxy
+	Meter   *meter.Meter
+	origins []*upstream.Origin
+	link    *inventoryLink
+	reg     *prometheus.Registry
+	admin   http.Handler
+
+	lns     Listeners
+	closers []func() error
+}
+
+// NewServe builds everything cfg describes (validated for RoleProxy):
+// stores, keys, engine, pages, origins, proxy, and opens the listeners,
+// so that a caller knows the addresses before Run. On error everything
+// opened is closed again.
+func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Listeners) (w *Waitroom, err error) {
+	w = &Waitroom{cfg: cfg, log: log, start: time.Now(), lns: lns}
+	defer func() {
+		if err != nil {
+			w.close()
+		}
+	}()
+	keys, err := cfg.Serve.Keys.Keyring()
+	if err != nil {
+		return nil, err
+	}
+	store, err := w.admissionStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var events []admission.EventConfig
+	var linked []string
+	for i := range cfg.Events {
+		ec, err := cfg.Events[i].AdmissionConfig(w.start)
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, ec)
+		if ec.InventoryEvent != "" {
+			linked = append(linked, ec.InventoryEvent)
+		}
+	}
+	if err := w.listen(); err != nil {
+		return nil, err
+	}
+	if len(linked) > 0 {
+		url, token := cfg.Serve.Inventory.URL, cfg.Serve.Inventory.Token
+		if cfg.Serve.WithInventory {
+			url, token = "http://"+w.lns.Inventory.Addr().String(), cfg.Inventory.APIToken
+		}
+		c := client.New(url, token)
+		w.closers = append(w.closers, c.Close)
+		w.link = newInventoryLink(c, linked, cfg.Serve.Inventory.Refresh.Std(), log)
+	}
+	w.Meter = meter.New(meter.Options{})
+	opts := admission.Options{Store: store, Meter: w.Meter, Replica: w.replica(), Logger: log}
+	if w.link != nil {
+		opts.Inventory = w.link
+	}
+	w.Engine, err = admission.New(opts, events...)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := static.New(pageConfigs(cfg))
+	if err != nil {
+		return nil, err
+	}
+	for _, oc := range cfg.Origins {
+		o, err := newOrigin(oc, log)
+		if err != nil {
+			return nil, err
+		}
+		w.origins = append(w.origins, o)
+		w.closers = append(w.closers, func() error { o.Close(); return nil })
+	}
+	popts, err := w.proxyOptions(keys, pages)
+	if err != nil {
+		return nil, err
+	}
+	w.Proxy, err = proxy.New(popts)
+	if err != nil {
+		return nil, err
+	}
+	w.closers = append(w.closers, w.Proxy.Close)
+	if w.lns.Admin != nil {
+		w.admin, err = w.Proxy.Admin(proxy.AdminOptions{Token: cfg.Admin.Token, Gatherer: w.reg, Ready: w.ready})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// admissionStore opens the configured admission store.
+func (w *Waitroom) admissionStore(ctx context.Context) (admission.Store, error) {
+	a := w.cfg.Admission
+	if a.Store == config.StoreRedis {
+		c, err := redisClient(a.Redis)
+		if err != nil {
+			return nil, err
+		}
+		s, err := admredis.New(ctx, admredis.Options{Client: c, Prefix: a.RedisPrefix, Logger: w.log})
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		w.closers = append(w.closers, c.Close)
+		return s, nil
+	}
+	s, err := admmem.Open(admmem.Options{Dir: a.DataDir, Logger: w.log})
+	if err != nil {
+		return nil, err
+	}
+	w.closers = append(w.closers, s.Close)
+	return s, nil
+}
+
+func (w *Waitroom) replica() string {
+	if r := w.cfg.Admission.Replica; r != "" {
+		return r
+	}
+	host, _ := os.Hostname()
+	return host + ":" + strconv.Itoa(os.Getpid())
+}
+
+// listen opens every configured listener the caller did not pass.
+func (w *Waitroom) listen() error {
+	s := w.cfg.Serve
+	open := func(ln *net.Listener, addr string) error {
+		if *ln != nil || addr == "" {
+			return nil
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return err
+		}
+		*ln = l
+		return nil
+	}
+	var errs []error
+	errs = append(errs, open(&w.lns.HTTP, s.Listen), open(&w.lns.Admin, w.cfg.Admin.Listen))
+	if s.WithInventory {
+		errs = append(errs, open(&w.lns.Inventory, w.cfg.Inventory.Listen))
+	}
+	if s.TLS.Listen != "" {
+		tc, err := tlsConfig(s.TLS)
+		if err != nil {
+			errs = append(errs, err)
+		} else if err := open(&w.lns.HTTPS, s.TLS.Listen); err != nil {
+			errs = append(errs, err)
+		} else {
+			w.lns.HTTPS = tls.NewListener(w.lns.HTTPS, tc)
+		}
+	}
+	for _, ln := range []net.Listener{w.lns.HTTP, w.lns.HTTPS, w.lns.Admin, w.lns.Inventory} {
+		if ln != nil {
+			w.closers = append(w.closers, func() error { ln.Close(); return nil })
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func tlsConfig(c config.ServeTLS) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("serve.tls: %w", err)
+	}
+	min := uint16(tls.VersionTLS12)
+	if c.MinVersion == config.TLS13 {
+		min = tls.VersionTLS13
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: min,
+		NextProtos: []string{"http/1.1"}}, nil
+}
+
+// Addr returns the address of the HTTP listener (or HTTPS when there is
+// no HTTP one).
+func (w *Waitroom) Addr() net.Addr {
+	if w.lns.HTTP != nil {
+		return w.lns.HTTP.Addr()
+	}
+	return w.lns.HTTPS.Addr()
+}
+
+// AdminAddr returns the admin listener's address (nil when disabled).
+func (w *Waitroom) AdminAddr() net.Addr {
+	if w.lns.Admin == nil {
+		return nil
+	}
+	return w.lns.Admin.Addr()
+}
+
+// InventoryAddr returns the in-process sidecar's address (nil without one).
+func (w *Waitroom) InventoryAddr() net.Addr {
+	if w.lns.Inventory == nil {
+		return nil
+	}
+	return w.lns.Inventory.Addr()
+}
+
+func newOrigin(oc config.Origin, log *slog.Logger) (*upstream.Origin, error) {
+	c := upstream.Config{Name: oc.Name, Addrs: oc.Addresses, TLS: oc.TLS, TLSServerName: oc.TLSServerName,
+		Host: oc.Host, MaxConns: oc.MaxConns, MaxInFlight: oc.MaxInFlightLimit(),
+		DialTimeout: oc.DialTimeout.Std(), ReadTimeout: oc.ReadTimeout.Std(), WriteTimeout: oc.WriteTimeout.Std(),
+		MaxConnWaitTimeout: oc.MaxConnWait.Std(), MaxIdleConnDuration: oc.MaxIdleConnDuration.Std(),
+		ReadBufferSize: oc.ReadBufferBytes, MaxResponseBodySize: oc.MaxResponseBodyBytes, Retries: oc.Retries,
+		Health: upstream.HealthCheck{Path: oc.HealthCheck.Path, Interval: oc.HealthCheck.Interval.Std(),
+			Timeout: oc.HealthCheck.Timeout.Std(), UnhealthyAfter: oc.HealthCheck.UnhealthyAfter,
+			HealthyAfter: oc.HealthCheck.HealthyAfter}}
+	if oc.TLSCAFile != "" {
+		pool, err := loadCAs(oc.TLSCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("origins %q: %w", oc.Name, err)
+		}
+		c.RootCAs = pool
+	}
+	return upstream.New(c, log)
+}
+
+// proxyOptions maps the configuration to the proxy's options.
+func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (proxy.Options, error) {
+	s := w.cfg.Serve
+	trusted, err := config.ParseNetworks(s.TrustedProxies)
+	if err != nil {
+		return proxy.Options{}, err
+	}
+	bypass, err := config.ParseNetworks(s.Bypass.CIDRs)
+	if err != nil {
+		return proxy.Options{}, err
+	}
+	limiter, err := ratelimit.New(ratelimit.Config{
+		PerIP:      ratelimit.Bucket{Rate: s.RateLimits.PerIP.Rate, Burst: s.RateLimits.PerIP.Burst},
+		PerPrefix:  ratelimit.Bucket{Rate: s.RateLimits.PerPrefix.Rate, Burst: s.RateLimits.PerPrefix.Burst},
+		IPv4Prefix: s.RateLimits.IPv4Prefix, IPv6Prefix: s.RateLimits.IPv6Prefix, TableSize: s.RateLimits.TableSize})
+	if err != nil {
+		return proxy.Options{}, err
+	}
+	w.reg = prometheus.NewRegistry()
+	w.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), w.Meter)
+	o := proxy.Options{Prefix: s.Prefix, Engine: w.Engine, Keys: keys, Pages: pages, Origins: w.origins,
+		Trusted: httpguard.NewTrusted(trusted), PassCacheSize: s.PassCacheSize, Limiter: limiter,
+		Meter: w.Meter, Registerer: w.reg, Logger: w.log,
+		Bypass: proxy.Bypass{CIDRs: bypass, Header: s.Bypass.Header, Secret: s.Bypass.Secret},
+		Cookies: proxy.Cookies{Ticket: s.Cookies.Ticket, Pass: s.Cookies.Pass, Domain: s.Cookies.Domain,
+			Strict: s.Cookies.SameSite == config.SameSiteStrict, ForwardPass: s.Cookies.ForwardPass},
+	}
+	switch s.Cookies.Secure {
+	case config.SecureAlways:
+		o.Cookies.Secure = proxy.SecureAlways
+	case config.SecureNever:
+		o.Cookies.Secure = proxy.SecureNever
+	}
+	for _, b := range s.Binding {
+		switch b {
+		case config.BindUserAgent:
+			o.Binding.UserAgent = true
+		case config.BindIPPrefix:
+			o.Binding.IPPrefix = true
+		}
+	}
+	for _, r := range w.cfg.Routes {
+		pr := proxy.Route{Prefix: r.Prefix, Glob: r.Glob, Event: r.Event, Origin: r.Origin}
+		switch r.EffectiveAction() {
+		case config.ActionQueue:
+			pr.Action = proxy.ActionQueue
+		case config.ActionBlock:
+			pr.Action = proxy.ActionBlock
+		default:
+			pr.Action = proxy.ActionPass
+		}
+		o.Routes = append(o.Routes, pr)
+	}
+	for _, e := range w.cfg.Events {
+		o.Events = append(o.Events, proxy.Event{ID: e.ID, LandingPath: e.LandingPath,
+			PositionDisplay: proxy.PositionDisplay(e.PositionDisplay)})
+	}
+	return o, nil
+}
+
+// pageConfigs maps every event's page settings.
+func pageConfigs(cfg *config.Config) []static.PageConfig {
+	var out []static.PageConfig
+	for _, e := range cfg.Events {
+		pc := static.PageConfig{Event: e.ID, Name: e.Name, Prefix: cfg.Serve.Prefix,
+			PositionDisplay: string(e.PositionDisplay), LogoURL: e.Page.LogoURL,
+			Colors:          static.Colors{Background: e.Page.Colors.Background, Text: e.Page.Colors.Text, Accent: e.Page.Colors.Accent},
+			DefaultLanguage: string(e.Page.DefaultLanguage), TemplateDir: e.Page.TemplateDir, JoinPath: e.LandingPath}
+		if pc.Name == "" {
+			pc.Name = e.ID
+		}
+		if len(e.Page.Texts) > 0 {
+			pc.Texts = make(map[string]map[string]string, len(e.Page.Texts))
+			for lang, texts := range e.Page.Texts {
+				pc.Texts[string(lang)] = texts
+			}
+		}
+		out = append(out, pc)
+	}
+	return out
+}
+
+// ready is /readyz: every origin has a healthy address.
+func (w *Waitroom) ready(context.Context) error {
+	var errs []error
+	for _, o := range w.origins {
+		if !o.Healthy() {
+			errs = append(errs, fmt.Errorf("origin %q has no healthy address", o.Name()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Run serves until ctx ends, then shuts down gracefully: listeners stop
+// accepting, requests in flight get serve.shutdown_grace to finish, the
+// engine and the stores are closed.
+func (w *Waitroom) Run(ctx context.Context) error {
+	defer w.close()
+	runCtx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var wg sync.WaitGroup
+	errc := make(chan error, 8)
+	goRun := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
+
+	if w.lns.Inventory != nil {
+		invCtx, stopInv := context.WithCancel(context.Background())
+		invDone := make(chan struct{})
+		go func() {
+			defer close(invDone)
+			if err := RunInventory(invCtx, w.cfg.Inventory, w.log, w.lns.Inventory); err != nil {
+				errc <- fmt.Errorf("inventory sidecar: %w", err)
+			}
+		}()
+		// The sidecar stops last: the proxy's origins may still call it.
+		defer func() { stopInv(); <-invDone }()
+	}
+	for _, o := range w.origins {
+		goRun(func() { o.Start(runCtx) })
+	}
+	if w.link != nil {
+		goRun(func() { w.link.run(runCtx) })
+	}
+	goRun(func() { w.Engine.Run(runCtx) })
+
+	s := w.cfg.Serve
+	srv := w.Proxy.Server(proxy.ServerConfig{MaxHeaderBytes: s.MaxHeaderBytes, MaxBodyBytes: s.MaxBodyBytes,
+		ReadTimeout: s.ReadTimeout.Std(), WriteTimeout: s.WriteTimeout.Std(), IdleTimeout: s.IdleTimeout.Std()})
+	var serving sync.WaitGroup
+	for _, ln := range []net.Listener{w.lns.HTTP, w.lns.HTTPS} {
+		if ln == nil {
+			continue
+		}
+		serving.Add(1)
+		go func() {
+			defer serving.Done()
+			if err := srv.Serve(ln); err != nil {
+				errc <- fmt.Errorf("serve %s: %w", ln.Addr(), err)
+			}
+		}()
+		w.log.Info("waitroom listening", "addr", ln.Addr().String())
+	}
+	var adminSrv *http.Server
+	if w.lns.Admin != nil {
+		adminSrv = &http.Server{Handler: w.admin, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(w.log.Handler(), slog.LevelWarn)}
+		serving.Add(1)
+		go func() {
+			defer serving.Done()
+			if err := adminSrv.Serve(w.lns.Admin); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("admin: %w", err)
+			}
+		}()
+		w.log.Info("admin API listening", "addr", w.lns.Admin.Addr().String())
+	}
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+	}
+	w.log.Info("waitroom shutting down", "grace", s.ShutdownGrace.Std().String())
+	sctx, cancel := context.WithTimeout(context.Background(), max(s.ShutdownGrace.Std(), time.Millisecond))
+	defer cancel()
+	if err := srv.ShutdownWithContext(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		runErr = errors.Join(runErr, err)
+	}
+	if adminSrv != nil {
+		adminSrv.Shutdown(sctx)
+	}
+	serving.Wait()
+	stop()
+	wg.Wait()
+	return runErr
+}
+
+// close releases everything NewServe opened, last opened first.
+func (w *Waitroom) close() {
+	for i := len(w.closers) - 1; i >= 0; i-- {
+		if err := w.closers[i](); err != nil {
+			w.log.Warn("app: closing", "err", err)
+		}
+	}
+	w.closers = nil
+}
+
+// loadCAs reads a PEM file of CA certificates.
+func loadCAs(file string) (*x509.CertPool, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("%s: no PEM certificate found", file)
+	}
+	return pool, nil
+}
