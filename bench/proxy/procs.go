@@ -1,0 +1,337 @@
+package main
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/template"
+	"time"
+
+	"github.com/waitroom/waitroom/internal/redistest"
+)
+
+// CPUs of the two roles when pinning (see doc.go).
+const (
+	cpuGenerator = 0 // wrk and the backends (origin behind a proxy, Redis)
+	cpuServer    = 1 // the server under test
+)
+
+// proc is a process the benchmark started (in its own process group).
+type proc struct {
+	name, addr string
+	cmd        *exec.Cmd
+	logPath    string
+}
+
+// pgid is the process group: the process itself, and for nginx its workers.
+func (p *proc) pgid() int { return p.cmd.Process.Pid }
+
+// stop ends the process group: SIGTERM, then SIGKILL after 10 s.
+func (p *proc) stop() {
+	if p == nil || p.cmd == nil {
+		return
+	}
+	syscall.Kill(-p.pgid(), syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		syscall.Kill(-p.pgid(), syscall.SIGKILL)
+		<-done
+	}
+	p.cmd = nil
+}
+
+// start runs cmd in its own process group with its output in a log file.
+func start(tmp, name string, cmd *exec.Cmd) *proc {
+	logPath := filepath.Join(tmp, name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		log.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		log.Fatalf("starting %s: %v", name, err)
+	}
+	f.Close()
+	return &proc{name: name, cmd: cmd, logPath: logPath}
+}
+
+// fatalf exits with the process's log tail.
+func (p *proc) fatalf(format string, args ...any) {
+	b, _ := os.ReadFile(p.logPath)
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	log.Fatalf("%s: %s\n--- %s ---\n%s", p.name, fmt.Sprintf(format, args...), p.logPath, b)
+}
+
+// freeAddr returns a 127.0.0.1 address that was free a moment ago.
+func freeAddr() string {
+	port, err := redistest.FreePort()
+	if err != nil {
+		log.Fatal(err)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+}
+
+// startOrigin starts this program again as a fasthttp origin answering
+// bodySize bytes (0: "Hello, World!"), pinned to cpu.
+func startOrigin(tmp, name string, cpu, bodySize int) *proc {
+	exe, err := os.Executable()
+	if err != nil {
+		log.Fatal(err)
+	}
+	addr := freeAddr()
+	cmd := command(cpu, exe, "-serve-origin", addr, "-origin-body", strconv.Itoa(bodySize))
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	p := start(tmp, name, cmd)
+	p.addr = addr
+	waitHTTP(p, "http://"+addr+originHealthPath, "")
+	return p
+}
+
+// waitHTTP waits up to 15 s for url to answer 200.
+func waitHTTP(p *proc, url, token string) {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		code, _, err := httpDo("GET", url, token, nil, nil)
+		if err == nil && code == 200 {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.fatalf("%s did not answer 200 within 15s (last: %d %v)", url, code, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// httpDo sends one request and returns the status and body; headers are
+// "Name: value" pairs.
+func httpDo(method, url, token string, body []byte, headers []string) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Set(k, strings.TrimSpace(v))
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+var httpClient = &http.Client{Timeout: 10 * time.Second}
+
+//go:embed waitroom.yaml.tmpl
+var configText string
+
+var configTmpl = template.Must(template.New("waitroom.yaml").Parse(configText))
+
+// wrConfig is what varies between the benchmark's waitroom processes.
+type wrConfig struct {
+	Name, Listen, Admin string
+	Store               string // embedded or redis
+	DataDir, RedisURL   string
+	Origin              string
+	OpensAt, OnSaleAt   string // RFC 3339
+	MaxActive           int
+	MaxNewPerMinute     int
+	InitialActive       int
+}
+
+// waitroom is a running `waitroom serve`.
+type waitroom struct {
+	*proc
+	admin string // http://host:port of the admin listener
+}
+
+// startWaitroom writes c's configuration and runs bin/waitroom serve on
+// it, pinned to the server CPU with GOMAXPROCS=1, and waits until it is
+// ready (its origin healthy).
+func (b *bench) startWaitroom(c wrConfig) *waitroom {
+	c.Listen, c.Admin = freeAddr(), freeAddr()
+	if c.DataDir == "" {
+		c.DataDir = mkdir(b.tmp, c.Name+"-data")
+	}
+	if c.Origin == "" {
+		c.Origin = b.origin.addr
+	}
+	var cfg bytes.Buffer
+	if err := configTmpl.Execute(&cfg, c); err != nil {
+		log.Fatal(err)
+	}
+	path := filepath.Join(b.tmp, c.Name+".yaml")
+	if err := os.WriteFile(path, cfg.Bytes(), 0o600); err != nil {
+		log.Fatal(err)
+	}
+	cmd := command(cpuServer, *bin, "serve", "-c", path)
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1",
+		"WAITROOM_BENCH_SIGNING_SECRET="+b.secret, "WAITROOM_BENCH_ADMIN_TOKEN="+b.adminToken)
+	w := &waitroom{proc: start(b.tmp, c.Name, cmd), admin: "http://" + c.Admin}
+	w.addr = c.Listen
+	waitHTTP(w.proc, w.admin+"/readyz", "")
+	return w
+}
+
+// metrics returns the admin listener's /metrics text.
+func (w *waitroom) metrics(token string) string {
+	code, body, err := httpDo("GET", w.admin+"/metrics", token, nil, nil)
+	if err != nil || code != 200 {
+		w.fatalf("GET /metrics: %d %v", code, err)
+	}
+	return string(body)
+}
+
+// metricValue returns the value of the sample of name whose labels
+// include every "k=v" of labels, or 0 when there is none. It reads the
+// Prometheus text format.
+func metricValue(text, name string, labels ...string) float64 {
+	for _, line := range strings.Split(text, "\n") {
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || (rest != "" && rest[0] != '{' && rest[0] != ' ') {
+			continue
+		}
+		sel, val := "", rest
+		if strings.HasPrefix(rest, "{") {
+			end := strings.LastIndexByte(rest, '}')
+			if end < 0 {
+				continue
+			}
+			sel, val = rest[1:end], rest[end+1:]
+		}
+		match := true
+		for _, l := range labels {
+			k, v, _ := strings.Cut(l, "=")
+			if !strings.Contains(","+sel+",", ","+k+`="`+v+`",`) {
+				match = false
+				break
+			}
+		}
+		if !match {
+			continue
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if err == nil {
+			return f
+		}
+	}
+	return 0
+}
+
+// groupCPU is the user+system time the processes of group pgid have used
+// so far (from /proc; clock ticks are 1/100 s).
+func groupCPU(pgid int) time.Duration {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	var ticks int64
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		f, ok := procStat(pid)
+		if !ok || f.pgrp != int64(pgid) {
+			continue
+		}
+		ticks += f.utime + f.stime
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
+}
+
+type statFields struct{ pgrp, utime, stime int64 }
+
+// procStat reads the process group and CPU times from /proc/PID/stat.
+func procStat(pid int) (statFields, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return statFields{}, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return statFields{}, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// After the command: state ppid pgrp session tty tpgid flags minflt
+	// cminflt majflt cmajflt utime stime ...
+	if len(f) < 13 {
+		return statFields{}, false
+	}
+	pgrp, _ := strconv.ParseInt(f[2], 10, 64)
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return statFields{pgrp: pgrp, utime: ut, stime: st}, true
+}
+
+// groupPIDs lists the processes of group pgid.
+func groupPIDs(pgid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if f, ok := procStat(pid); ok && f.pgrp == int64(pgid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// pinGroup moves every thread of every process of group pgid to cpu, for
+// processes started by helpers (nginx, Redis) that cannot be wrapped in
+// taskset; want is how many processes the group should have.
+func pinGroup(name string, pgid, want, cpu int) {
+	if !*pin {
+		return
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	pids := groupPIDs(pgid)
+	for len(pids) < want && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		pids = groupPIDs(pgid)
+	}
+	if len(pids) < want {
+		log.Fatalf("%s: found %d processes in group %d, want %d", name, len(pids), pgid, want)
+	}
+	for _, pid := range pids {
+		if out, err := exec.Command("taskset", "-a", "-p", "-c", strconv.Itoa(cpu), strconv.Itoa(pid)).CombinedOutput(); err != nil {
+			log.Fatalf("%s: taskset: %v: %s", name, err, out)
+		}
+	}
+}
+
+func mkdir(parent, name string) string {
+	d := filepath.Join(parent, name)
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		log.Fatal(err)
+	}
+	return d
+}
