@@ -54,8 +54,10 @@ func TestDemoInChromium(t *testing.T) {
 	d := startDemo(t, 0, 6*time.Second)
 
 	browsertest.Navigate(t, tab, d.URL+"events/demo-concert")
-	browsertest.WaitFor(t, tab, "the waiting room", `document.title.includes("Waiting room")`)
-	browsertest.WaitFor(t, tab, "the countdown to the on-sale", `document.body.innerText.includes("Demo Concert")`)
+	// The page script retitles the tab with the state, so the waiting room
+	// is recognised by its own elements: the countdown to the on-sale.
+	browsertest.WaitFor(t, tab, "the waiting room", `!!document.getElementById("wr-headline") && document.body.innerText.includes("Demo Concert")`)
+	browsertest.WaitFor(t, tab, "the countdown to the on-sale", `!document.getElementById("wr-countdown").hidden`)
 	browsertest.Screenshot(t, tab, "1-waiting-room")
 	browsertest.WaitFor(t, tab, "the shop after admission",
 		`location.pathname === "/events/demo-concert" && document.title.includes("Choose your tickets")`)
