@@ -19,8 +19,13 @@ COPY configs/ /etc/waitroom/
 COPY --from=build --chown=65532:65532 /out/data /var/lib/waitroom
 USER 65532:65532
 WORKDIR /var/lib/waitroom
-EXPOSE 8082
+# 8080: the proxy (serve.listen), 9090: the operator API (admin.listen),
+# 8082: the seat-hold sidecar (inventory.listen). Configs inside a container
+# must listen on 0.0.0.0, not the examples' 127.0.0.1.
+EXPOSE 8080 9090 8082
 ENTRYPOINT ["/usr/local/bin/waitroom"]
-# The seat-hold sidecar. `waitroom serve` (the proxy) becomes the default
-# command when it lands; until then the image runs the sidecar.
-CMD ["inventory", "-c", "/etc/waitroom/inventory.yaml", "--listen", ":8082"]
+# The waiting-room proxy, from a configuration mounted at this path:
+#   docker run -v $PWD/waitroom.yaml:/etc/waitroom/waitroom.yaml:ro -p 8080:8080 IMAGE
+# Other commands replace it, e.g. `IMAGE demo --listen 0.0.0.0:8080` or
+# `IMAGE inventory -c /etc/waitroom/inventory.yaml --listen :8082`.
+CMD ["serve", "-c", "/etc/waitroom/waitroom.yaml"]

@@ -6,7 +6,7 @@ GO ?= go
 
 .PHONY: help
 help: ## list the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: deps
 deps: ## install test and benchmark dependencies (redis-server, redis-tools, nginx, chromium, wrk, curl) when missing
@@ -32,15 +32,26 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 20s)
 	done
 
 .PHONY: bench
-bench: deps build ## side-by-side benchmarks (sidecar vs redis-benchmark EVAL), ratios and medians
+bench: bench-inventory bench-proxy ## both side-by-side benchmarks below
+
+.PHONY: bench-inventory
+bench-inventory: deps build ## the sidecar vs redis-benchmark EVAL: holds/s, hot seats, memory; ratios and medians
 	$(GO) run ./bench/inventory -bin bin/waitroom
+
+.PHONY: bench-proxy
+bench-proxy: deps build ## the proxy vs nginx, status vs a bare fasthttp server, joins per store; ratios and medians
+	$(GO) run ./bench/proxy -bin bin/waitroom
 
 .PHONY: sim
 sim: ## the deterministic flash-sale simulation of the admission engine (report on stdout)
 	$(GO) run ./cmd/waitroom-load sim
 
 .PHONY: demo
-demo: build ## run the seat-hold sidecar on the embedded store with a scripted walk-through
+demo: build ## waitroom demo: the waiting room in front of a demo ticket shop, no Redis, on http://127.0.0.1:8080/
+	bin/waitroom demo $(DEMO_FLAGS)
+
+.PHONY: sidecar-demo
+sidecar-demo: build ## the seat-hold sidecar alone on the embedded store, with a scripted walk-through of its API
 	scripts/demo bin/waitroom
 
 .PHONY: clean

@@ -2,7 +2,10 @@
 // with its competitors (redis-benchmark, wrk against the real binary) in one
 // run and print ratios. Each benchmark is a main package in a subdirectory:
 //
-//	go run ./bench/inventory -bin bin/waitroom   (or: make bench)
+//	go run ./bench/inventory -bin bin/waitroom   (or: make bench-inventory)
+//	go run ./bench/proxy -bin bin/waitroom       (or: make bench-proxy)
+//
+// make bench runs both.
 //
 // Micro-benchmarks of single functions live beside the code in
 // *_bench_test.go files instead.

@@ -11,6 +11,6 @@
 //  3. Memory of a 100,000-seat event, sold out in 4-seat holds: Redis
 //     used_memory growth and the embedded store's heap growth.
 //
-// Run it with `make bench` (which builds bin/waitroom and installs
+// Run it with `make bench-inventory` (which builds bin/waitroom and installs
 // redis-server, redis-benchmark and wrk when missing).
 package main

@@ -47,7 +47,7 @@
 // nginx gets keepalive_requests 1000000 on both sides, so that it never
 // closes a keep-alive connection during a run (waitroom does not either).
 //
-// Run it with `make bench` (which builds bin/waitroom and installs wrk,
+// Run it with `make bench-proxy` (which builds bin/waitroom and installs wrk,
 // nginx and redis-server when missing), or:
 //
 //	go run ./bench/proxy -bin bin/waitroom [-duration 10s] [-rounds 3] [-only passthrough,status,join]
