@@ -362,27 +362,43 @@ func holdProblem(err error, hf *holdForm) (*problem, int) {
 // answered: someone else's hold is "not found", like a missing one, so
 // that hold ids cannot be probed.
 func (s *Shop) loadHold(w http.ResponseWriter, r *http.Request, visitor string) (inventory.Hold, bool) {
-	id := r.PathValue("hold")
+	return loadOwned(s, w, r, visitor, "hold", s.inv.GetHold, inventory.ErrHoldNotFound,
+		func(h inventory.Hold) string { return h.User })
+}
+
+// loadOrder reads the order of the path for its owner, like loadHold.
+func (s *Shop) loadOrder(w http.ResponseWriter, r *http.Request, visitor string) (inventory.Order, bool) {
+	return loadOwned(s, w, r, visitor, "order", s.inv.GetOrder, inventory.ErrOrderNotFound,
+		func(o inventory.Order) string { return o.User })
+}
+
+// loadOwned reads the record named by the path value kind with get and
+// returns it when visitor owns it. Otherwise it has answered: an invalid
+// or unknown id, or someone else's record, is "not found" alike.
+func loadOwned[T any](s *Shop, w http.ResponseWriter, r *http.Request, visitor, kind string,
+	get func(ctx context.Context, event, id string) (T, error), notFound error, owner func(T) string) (T, bool) {
+	var zero T
+	id := r.PathValue(kind)
 	if !inventory.ValidRecordID(id) {
 		s.notFound(w, r)
-		return inventory.Hold{}, false
+		return zero, false
 	}
 	ctx, cancel := callCtx(r)
 	defer cancel()
-	h, err := s.inv.GetHold(ctx, s.event, id)
+	rec, err := get(ctx, s.event, id)
 	switch {
-	case errors.Is(err, inventory.ErrHoldNotFound):
+	case errors.Is(err, notFound):
 		s.notFound(w, r)
-		return h, false
+		return zero, false
 	case err != nil:
-		s.unavailable(w, r, "get hold", err)
-		return h, false
-	case h.User != visitor:
-		s.log.Info("demoshop: a visitor asked for someone else's hold", "hold", id, "visitor", visitor)
+		s.unavailable(w, r, "get "+kind, err)
+		return zero, false
+	case owner(rec) != visitor:
+		s.log.Info("demoshop: a visitor asked for someone else's "+kind, kind, id, "visitor", visitor)
 		s.notFound(w, r)
-		return h, false
+		return zero, false
 	}
-	return h, true
+	return rec, true
 }
 
 // checkoutPage is the held seats, the countdown and the card form.
@@ -645,31 +661,6 @@ func (s *Shop) ticket(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.render(w, r, http.StatusOK, "ticket", p)
-}
-
-// loadOrder reads the order of the path for its owner, like loadHold.
-func (s *Shop) loadOrder(w http.ResponseWriter, r *http.Request, visitor string) (inventory.Order, bool) {
-	id := r.PathValue("order")
-	if !inventory.ValidRecordID(id) {
-		s.notFound(w, r)
-		return inventory.Order{}, false
-	}
-	ctx, cancel := callCtx(r)
-	defer cancel()
-	o, err := s.inv.GetOrder(ctx, s.event, id)
-	switch {
-	case errors.Is(err, inventory.ErrOrderNotFound):
-		s.notFound(w, r)
-		return o, false
-	case err != nil:
-		s.unavailable(w, r, "get order", err)
-		return o, false
-	case o.User != visitor:
-		s.log.Info("demoshop: a visitor asked for someone else's order", "order", id, "visitor", visitor)
-		s.notFound(w, r)
-		return o, false
-	}
-	return o, true
 }
 
 // orderPage lets the buyer cancel an order.

@@ -697,7 +697,7 @@ func (x *exchange) prepare(ctx *fasthttp.RequestCtx, maxBody int64) error {
 		return ErrTooLarge
 	}
 	noBody := x.body.kind == bodyNone || (x.body.kind == bodyFixed && x.body.n == 0)
-	x.upgrade = h.IsGet() && listHasString(x.conn, "upgrade") && listHasString(x.upg, "websocket")
+	x.upgrade = h.IsGet() && listHas(x.conn, "upgrade") && listHas(x.upg, "websocket")
 	if x.upgrade && !noBody {
 		return fmt.Errorf("%w: upgrade request with a body", ErrClient)
 	}

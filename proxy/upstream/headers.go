@@ -136,24 +136,7 @@ func (r *rawHeader) next() (name, value []byte, ok, bad bool) {
 
 // listHas reports whether the comma-separated list holds token (ignoring
 // case and optional whitespace).
-func listHas(list, token []byte) bool {
-	for len(list) > 0 {
-		i := indexByte(list, ',')
-		var el []byte
-		if i < 0 {
-			el, list = list, nil
-		} else {
-			el, list = list[:i], list[i+1:]
-		}
-		if equalFoldBytes(trimOWS(el), token) {
-			return true
-		}
-	}
-	return false
-}
-
-// listHasString is listHas for a lower-case token.
-func listHasString(list []byte, token string) bool {
+func listHas[T string | []byte](list []byte, token T) bool {
 	for len(list) > 0 {
 		i := indexByte(list, ',')
 		var el []byte
@@ -172,7 +155,7 @@ func listHasString(list []byte, token string) bool {
 // isStripped reports whether name is one of names (ignoring case).
 func isStripped(name []byte, names [][]byte) bool {
 	for _, n := range names {
-		if equalFoldBytes(name, n) {
+		if equalFold(name, n) {
 			return true
 		}
 	}
@@ -287,20 +270,8 @@ func lower(c byte) byte {
 	return c
 }
 
-// equalFold compares b with the lower-case ASCII s, ignoring case.
-func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		if lower(b[i]) != s[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func equalFoldBytes(a, b []byte) bool {
+// equalFold reports whether a and b are equal, ignoring ASCII case.
+func equalFold[T string | []byte](a []byte, b T) bool {
 	if len(a) != len(b) {
 		return false
 	}
