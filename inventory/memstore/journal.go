@@ -177,16 +177,27 @@ func (j *journal) append(payload []byte) (*batch, int64, error) {
 	return j.cur, j.end, nil
 }
 
-// barrier returns the newest batch that is not durable yet, or nil. A
-// reader waits on it so that it never answers from a change that could
-// still be lost.
+// barrier returns the newest batch that is not durable yet, or nil when
+// everything appended is durable. A reader waits on it so that it never
+// answers from a change that could still be lost, and a writer so that it
+// never acknowledges one. Once a write has failed it returns a finished
+// batch carrying that error: the committer may have taken the caller's
+// record, failed, and cleared inflight before the caller got here, and
+// nil would then acknowledge a change that is not on disk.
 func (j *journal) barrier() *batch {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.cur != nil {
+	switch {
+	case j.cur != nil:
 		return j.cur
+	case j.inflight != nil:
+		return j.inflight
+	case j.err != nil:
+		done := make(chan struct{})
+		close(done)
+		return &batch{done: done, err: j.err}
 	}
-	return j.inflight
+	return nil
 }
 
 // failed returns the sticky write error, if any.

@@ -125,3 +125,30 @@ func TestJournalFailureIsSticky(t *testing.T) {
 		t.Fatalf("the failed hold survived: %+v", a)
 	}
 }
+
+// TestBarrierAfterFailedWrite: when the committer has already taken a
+// record's batch, failed to write it and finished, the barrier a writer
+// waits on must still report the failure, not "nothing pending" (which
+// acknowledged a hold that was never written, about once in 300 runs of
+// TestJournalFailureIsSticky).
+func TestBarrierAfterFailedWrite(t *testing.T) {
+	j, err := openJournal(filepath.Join(t.TempDir(), "journal"), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.f.Close() // the next write fails
+	b, _, err := j.append([]byte("record"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-b.done // the committer took the batch, failed, and cleared inflight
+	if b.err == nil {
+		t.Fatal("the write to a closed file succeeded")
+	}
+	if err := j.barrier().wait(context.Background()); err == nil {
+		t.Fatal("the barrier after a failed write reports nothing pending")
+	}
+	if err := j.close(); err == nil {
+		t.Error("close after a failed write reports no error")
+	}
+}
