@@ -38,9 +38,7 @@
 // on CPU 1, and wrk (one thread, -t1) shares CPU 0 with the backends.
 // Every contender of a comparison therefore gets exactly the same: one
 // core to itself, the same generator and the same origin on the other.
-// Go servers start with GOMAXPROCS=1, nginx with one worker (waitroom
-// raises GOMAXPROCS to 2 when it runs an embedded store, so that a journal
-// fsync does not stall requests; it is still pinned to its one CPU). The CPU time
+// Go servers run with GOMAXPROCS=1, nginx with one worker. The CPU time
 // each process used is read from /proc and printed, so a reader can see
 // which side was the limit (a server at ~100% of its core is the
 // bottleneck; a CPU 0 near 100% means the generator side limited the

@@ -95,8 +95,7 @@ func main() {
 	fmt.Fprintf(b.out, "waitroom proxy benchmark, %s, %d CPUs, %s\n", time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), runtime.Version())
 	fmt.Fprintf(b.out, "%s; %s; %s\n", firstLine(exec.Command(nginx, "-v")), firstLine(exec.Command("redis-server", "--version")), firstLine(exec.Command("wrk", "-v")))
 	fmt.Fprintf(b.out, "placement: %s.\n", placement)
-	fmt.Fprintf(b.out, "Go servers start with GOMAXPROCS=1 (waitroom, with an embedded store, raises it to 2 Ps on its one CPU so that\n"+
-		"a journal fsync does not stall requests), nginx with 1 worker; every run: wrk -t1 -c%d --latency, %d rounds of %s after a %s warm-up, medians.\n",
+	fmt.Fprintf(b.out, "Go servers run with GOMAXPROCS=1, nginx with 1 worker; every run: wrk -t1 -c%d --latency, %d rounds of %s after a %s warm-up, medians.\n",
 		*conns, *rounds, *duration, *warmup)
 
 	b.origin = startOrigin(tmp, "origin", cpuGenerator, pageSize)

@@ -171,8 +171,7 @@ type waitroom struct {
 }
 
 // startWaitroom writes c's configuration and runs bin/waitroom serve on
-// it, pinned to the server CPU, started with GOMAXPROCS=1 as on a one-CPU
-// machine, and waits until it is
+// it, pinned to the server CPU with GOMAXPROCS=1, and waits until it is
 // ready (its origin healthy).
 func (b *bench) startWaitroom(c wrConfig) *waitroom {
 	c.Listen, c.Admin = freeAddr(), freeAddr()

@@ -33,7 +33,6 @@ func OpenInventoryStore(ctx context.Context, cfg config.Inventory, log *slog.Log
 		}
 		return s, func() error { return errors.Join(s.Close(), c.Close()) }, nil
 	default:
-		ensureProcsForJournal(log, "inventory")
 		s, err := memstore.Open(memstore.Options{Dir: cfg.DataDir, IdempotencyTTL: cfg.IdempotencyTTL.Std(),
 			HoldRetention: cfg.HoldRetention.Std(), Logger: log})
 		if err != nil {

@@ -154,7 +154,6 @@ func (w *Waitroom) admissionStore(ctx context.Context) (admission.Store, error) 
 		w.closers = append(w.closers, c.Close)
 		return s, nil
 	}
-	ensureProcsForJournal(w.log, "admission")
 	s, err := admmem.Open(admmem.Options{Dir: a.DataDir, Logger: w.log})
 	if err != nil {
 		return nil, err
