@@ -35,6 +35,8 @@ var (
 
 	serveOrigin = flag.String("serve-origin", "", "internal: run as the benchmark's origin on this address")
 	originSize  = flag.Int("origin-body", 1024, "internal: the origin's body size in bytes (0: hello world)")
+	serveProxy  = flag.String("serve-proxy", "", "internal: run as the bare fasthttp proxy on this address, to -upstream")
+	upstreamArg = flag.String("upstream", "", "internal: the bare proxy's upstream host:port")
 )
 
 // The event every part uses, and the body size of the origin's page.
@@ -61,6 +63,10 @@ func main() {
 	log.SetFlags(0)
 	if *serveOrigin != "" {
 		runOrigin(*serveOrigin, *originSize)
+		return
+	}
+	if *serveProxy != "" {
+		runBareProxy(*serveProxy, *upstreamArg)
 		return
 	}
 	nginx, err := nginxtest.Binary()

@@ -60,3 +60,28 @@ func runOrigin(addr string, size int) {
 	}
 	log.Fatal(s.Serve(ln))
 }
+
+// runBareProxy is the floor of waitroom's own stack: a fasthttp server on
+// one P that hands every request to upstream through one HostClient, with
+// no routing, gate, header rewriting, streaming or measurement. What
+// waitroom costs beyond it is waitroom's; what it costs beyond nginx is
+// the stack's. It runs until killed.
+func runBareProxy(addr, upstream string) {
+	runtime.GOMAXPROCS(1)
+	hc := &fasthttp.HostClient{Addr: upstream, MaxConns: 512, ReadBufferSize: 32 << 10,
+		MaxIdleConnDuration: time.Minute}
+	s := &fasthttp.Server{
+		Name:        "bench-bare-proxy",
+		IdleTimeout: 5 * time.Minute,
+		Handler: func(ctx *fasthttp.RequestCtx) {
+			if err := hc.Do(&ctx.Request, &ctx.Response); err != nil {
+				ctx.Error("bad gateway", fasthttp.StatusBadGateway)
+			}
+		},
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.Fatalf("bare proxy: %v", err)
+	}
+	log.Fatal(s.Serve(ln))
+}

@@ -48,6 +48,8 @@ func (b *bench) passThrough(nginxBin string) {
 	fmt.Fprintf(b.out, "\n== 1. Admitted pass-through: GET %s with a valid pass cookie, origin answers %d bytes ==\n", gatedPath, pageSize)
 	fmt.Fprintln(b.out, "waitroom: checks the pass (cached after the first request), forwards to the origin (keep-alive pool).")
 	fmt.Fprintln(b.out, "nginx: plain reverse proxy, 1 worker, upstream keepalive 64, proxy_http_version 1.1, Connection \"\".")
+	fmt.Fprintln(b.out, "fasthttp proxy: a bare fasthttp reverse proxy (one HostClient, no gate, no header rewriting), GOMAXPROCS=1:")
+	fmt.Fprintln(b.out, "the floor of waitroom's own stack.")
 	fmt.Fprintln(b.out, "direct: wrk to the origin itself (then alone on CPU 1). cpu: share of a core used by the server under")
 	fmt.Fprintln(b.out, "test / by wrk plus the origin behind it (the generator side, CPU 0 when pinned).")
 	now := time.Now().UTC()
@@ -64,6 +66,8 @@ func (b *bench) passThrough(nginxBin string) {
 	pinGroup("nginx", ngxPID, 2, cpuServer)
 	direct := startOrigin(b.tmp, "direct-origin", cpuServer, pageSize)
 	defer direct.stop()
+	bare := startBareProxy(b.tmp, b.origin.addr, cpuServer)
+	defer bare.stop()
 
 	cookie := "Cookie: wr_pass_" + eventID + "=" + b.pass()
 	// The gate is on: without the pass waitroom answers with the waiting
@@ -71,7 +75,7 @@ func (b *bench) passThrough(nginxBin string) {
 	if code, body, err := httpDo("GET", "http://"+w.addr+gatedPath, "", nil, nil); err != nil || code != 200 || bytes.Equal(body, originBody(pageSize)) {
 		w.fatalf("without a pass: %d %v, origin page: %v", code, err, bytes.Equal(body, originBody(pageSize)))
 	}
-	for _, url := range []string{"http://" + w.addr, ngx.URL(), "http://" + direct.addr} {
+	for _, url := range []string{"http://" + w.addr, ngx.URL(), "http://" + bare.addr, "http://" + direct.addr} {
 		code, body, err := httpDo("GET", url+gatedPath, "", nil, []string{cookie})
 		if err != nil || code != 200 || !bytes.Equal(body, originBody(pageSize)) {
 			log.Fatalf("%s%s with the pass: %d %v, body %.80q", url, gatedPath, code, err, body)
@@ -84,16 +88,19 @@ func (b *bench) passThrough(nginxBin string) {
 		run: wrkRun{URL: "http://" + w.addr + gatedPath, Conns: *conns, Headers: []string{cookie}}}
 	nx := &contender{name: "nginx", server: ngxPID, backend: b.origin.pgid(),
 		run: wrkRun{URL: ngx.URL() + gatedPath, Conns: *conns, Headers: []string{cookie}}}
+	bp := &contender{name: "fasthttp proxy", server: bare.pgid(), backend: b.origin.pgid(),
+		run: wrkRun{URL: "http://" + bare.addr + gatedPath, Conns: *conns, Headers: []string{cookie}}}
 	dr := &contender{name: "direct", server: direct.pgid(),
 		run: wrkRun{URL: "http://" + direct.addr + gatedPath, Conns: *conns, Headers: []string{cookie}}}
-	cs := []*contender{wr, nx, dr}
+	cs := []*contender{wr, nx, bp, dr}
 	b.measure(cs, "req/s")
 
 	// Every request wrk counted reached an origin and was answered there.
 	served := originCount(b.origin) - originBefore
-	slack := int64((wr.runs + nx.runs) * *conns) // requests in flight when a wrk run stops
-	if served < wr.total+nx.total || served > wr.total+nx.total+slack {
-		log.Fatalf("the origin served %d requests, wrk completed %d through waitroom and nginx", served, wr.total+nx.total)
+	slack := int64((wr.runs + nx.runs + bp.runs) * *conns) // requests in flight when a wrk run stops
+	proxied := wr.total + nx.total + bp.total
+	if served < proxied || served > proxied+slack {
+		log.Fatalf("the origin served %d requests, wrk completed %d through the proxies", served, proxied)
 	}
 	if d := originCount(direct) - directBefore; d < dr.total || d > dr.total+int64(dr.runs**conns) {
 		log.Fatalf("the direct origin served %d requests, wrk completed %d", d, dr.total)
@@ -110,7 +117,7 @@ func (b *bench) passThrough(nginxBin string) {
 		log.Fatalf("waitroom /metrics: %d forwarded with 2xx (wrk completed %d), %.0f not 2xx, %.0f sent to the waiting room (want 1), %.0f passes refused",
 			ok2xx, wr.total, bad, room, refused)
 	}
-	fmt.Fprintf(b.out, "checked: 0 non-2xx in every wrk run; the origin served %d requests for the %d wrk completed through the proxies;\n", served, wr.total+nx.total)
+	fmt.Fprintf(b.out, "checked: 0 non-2xx in every wrk run; the origin served %d requests for the %d wrk completed through the proxies;\n", served, proxied)
 	fmt.Fprintf(b.out, "waitroom /metrics: %d forwarded to the origin with 2xx, 0 failed, 0 passes refused, 1 sent to the waiting room (the no-pass check).\n", ok2xx)
 
 	b.table(cs, "req/s", nx, map[*contender]string{
@@ -119,6 +126,8 @@ func (b *bench) passThrough(nginxBin string) {
 	fmt.Fprintf(b.out, "waitroom/nginx %.2f× (target ≥ 1.0: %s); p99 %s vs nginx %s (target ≤: %s); waitroom/direct %.2f×; nginx/direct %.2f×\n",
 		wr.rate()/nx.rate(), verdict(wr.rate() >= nx.rate()), ms(wr.p99()), ms(nx.p99()), verdict(wr.p99() <= nx.p99()),
 		wr.rate()/dr.rate(), nx.rate()/dr.rate())
+	fmt.Fprintf(b.out, "waitroom/fasthttp proxy %.2f× (what the gate, rewriting and measuring cost); fasthttp proxy/nginx %.2f× (the stack's floor)\n",
+		wr.rate()/bp.rate(), bp.rate()/nx.rate())
 }
 
 // pass signs a pass for the bench event with the configured secret.

@@ -103,6 +103,22 @@ func startOrigin(tmp, name string, cpu, bodySize int) *proc {
 	return p
 }
 
+// startBareProxy runs this program as the bare fasthttp proxy to upstream
+// on cpu, with GOMAXPROCS=1.
+func startBareProxy(tmp, upstream string, cpu int) *proc {
+	exe, err := os.Executable()
+	if err != nil {
+		log.Fatal(err)
+	}
+	addr := freeAddr()
+	cmd := command(cpu, exe, "-serve-proxy", addr, "-upstream", upstream)
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	p := start(tmp, "bare-proxy", cmd)
+	p.addr = addr
+	waitHTTP(p, "http://"+addr+originHealthPath, "")
+	return p
+}
+
 // waitHTTP waits up to 15 s for url to answer 200.
 func waitHTTP(p *proc, url, token string) {
 	deadline := time.Now().Add(15 * time.Second)
