@@ -101,7 +101,11 @@ func (l *memberLog) append(ctx context.Context, v admission.VisitorID) error {
 func (l *memberLog) commit() {
 	defer l.wg.Done()
 	var f *os.File
+	var sy *fsutil.DataSyncer
 	defer func() {
+		if sy != nil {
+			sy.Close()
+		}
 		if f != nil {
 			f.Close()
 		}
@@ -121,7 +125,7 @@ func (l *memberLog) commit() {
 		l.pending, l.round, l.spare = l.spare, nil, nil
 		l.mu.Unlock()
 
-		err := l.write(&f, buf)
+		err := l.write(&f, &sy, buf)
 		l.mu.Lock()
 		if err != nil {
 			l.err = fmt.Errorf("memstore: %w: members file %s: %w", admission.ErrStoreDown, l.path, err)
@@ -138,8 +142,9 @@ func (l *memberLog) commit() {
 	}
 }
 
-// write appends buf to the file as frames and makes it durable.
-func (l *memberLog) write(f **os.File, buf []byte) error {
+// write appends buf to the file as frames and makes it durable, opening
+// the file (and its syncer) first when the committer has none open.
+func (l *memberLog) write(f **os.File, sy **fsutil.DataSyncer, buf []byte) error {
 	if *f == nil {
 		if !l.onDisk {
 			if err := l.ensure(); err != nil {
@@ -151,6 +156,7 @@ func (l *memberLog) write(f **os.File, buf []byte) error {
 			return err
 		}
 		*f = nf
+		*sy = fsutil.NewDataSyncer(nf)
 	}
 	b := l.frameBuf[:0]
 	for off := 0; off < len(buf); off += maxFrameIDs * idSize {
@@ -165,7 +171,7 @@ func (l *memberLog) write(f **os.File, buf []byte) error {
 	if _, err := (*f).Write(b); err != nil {
 		return err
 	}
-	if err := fsutil.Datasync(*f); err != nil {
+	if err := (*sy).Sync(); err != nil {
 		return err
 	}
 	if !l.onDisk {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/internal/fsutil"
 )
 
 func TestEscape(t *testing.T) {
@@ -95,9 +96,11 @@ func TestFrames(t *testing.T) {
 		buf[i] = byte(i * 7)
 	}
 	var f *os.File
-	if err := l.write(&f, buf); err != nil {
+	var sy *fsutil.DataSyncer
+	if err := l.write(&f, &sy, buf); err != nil {
 		t.Fatal(err)
 	}
+	sy.Close()
 	f.Close()
 	got, err := loadMembers(l.path)
 	if err != nil || string(got) != string(buf) {

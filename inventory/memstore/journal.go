@@ -56,8 +56,9 @@ func (b *batch) wait(ctx context.Context) error {
 }
 
 type journal struct {
-	f  *os.File // appends
-	rf *os.File // reads of the durable prefix
+	f    *os.File // appends
+	rf   *os.File // reads of the durable prefix
+	sync *fsutil.DataSyncer
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -113,7 +114,7 @@ func openJournal(path string, start int64, replay func(off, end int64, payload [
 		f.Close()
 		return nil, err
 	}
-	j := &journal{f: f, rf: rf, end: end, stopped: make(chan struct{})}
+	j := &journal{f: f, rf: rf, sync: fsutil.NewDataSyncer(f), end: end, stopped: make(chan struct{})}
 	j.cond = sync.NewCond(&j.mu)
 	j.durable.Store(end)
 	go j.run()
@@ -224,7 +225,7 @@ func (j *journal) run() {
 
 		_, err := j.f.Write(b.buf)
 		if err == nil {
-			err = fsutil.Datasync(j.f)
+			err = j.sync.Sync()
 		}
 		j.mu.Lock()
 		if err != nil && j.err == nil {
@@ -249,6 +250,9 @@ func (j *journal) close() error {
 	j.mu.Unlock()
 	<-j.stopped
 	err := j.failed()
+	if e := j.sync.Close(); err == nil {
+		err = e
+	}
 	if e := j.f.Close(); err == nil {
 		err = e
 	}
