@@ -57,6 +57,7 @@ type memberLog struct {
 	path     string
 	dirPath  string       // the event's directory
 	ensure   func() error // creates the event's directory, durably
+	syncers  *fsutil.SyncerPool
 	mu       sync.Mutex
 	ids      idList // durable members, in append order
 	pending  []byte // appended, not yet written
@@ -101,11 +102,9 @@ func (l *memberLog) append(ctx context.Context, v admission.VisitorID) error {
 func (l *memberLog) commit() {
 	defer l.wg.Done()
 	var f *os.File
-	var sy *fsutil.DataSyncer
+	sy := l.syncers.Get()
 	defer func() {
-		if sy != nil {
-			sy.Close()
-		}
+		l.syncers.Put(sy)
 		if f != nil {
 			f.Close()
 		}
@@ -125,7 +124,7 @@ func (l *memberLog) commit() {
 		l.pending, l.round, l.spare = l.spare, nil, nil
 		l.mu.Unlock()
 
-		err := l.write(&f, &sy, buf)
+		err := l.write(&f, sy, buf)
 		l.mu.Lock()
 		if err != nil {
 			l.err = fmt.Errorf("memstore: %w: members file %s: %w", admission.ErrStoreDown, l.path, err)
@@ -142,9 +141,9 @@ func (l *memberLog) commit() {
 	}
 }
 
-// write appends buf to the file as frames and makes it durable, opening
-// the file (and its syncer) first when the committer has none open.
-func (l *memberLog) write(f **os.File, sy **fsutil.DataSyncer, buf []byte) error {
+// write appends buf to the file as frames and makes it durable with sy,
+// opening the file first when the committer has none open.
+func (l *memberLog) write(f **os.File, sy *fsutil.DataSyncer, buf []byte) error {
 	if *f == nil {
 		if !l.onDisk {
 			if err := l.ensure(); err != nil {
@@ -156,7 +155,6 @@ func (l *memberLog) write(f **os.File, sy **fsutil.DataSyncer, buf []byte) error
 			return err
 		}
 		*f = nf
-		*sy = fsutil.NewDataSyncer(nf)
 	}
 	b := l.frameBuf[:0]
 	for off := 0; off < len(buf); off += maxFrameIDs * idSize {
@@ -171,7 +169,7 @@ func (l *memberLog) write(f **os.File, sy **fsutil.DataSyncer, buf []byte) error
 	if _, err := (*f).Write(b); err != nil {
 		return err
 	}
-	if err := (*sy).Sync(); err != nil {
+	if err := sy.Sync(*f); err != nil {
 		return err
 	}
 	if !l.onDisk {

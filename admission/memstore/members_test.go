@@ -96,11 +96,11 @@ func TestFrames(t *testing.T) {
 		buf[i] = byte(i * 7)
 	}
 	var f *os.File
-	var sy *fsutil.DataSyncer
-	if err := l.write(&f, &sy, buf); err != nil {
+	sy := fsutil.NewDataSyncer()
+	defer sy.Close()
+	if err := l.write(&f, sy, buf); err != nil {
 		t.Fatal(err)
 	}
-	sy.Close()
 	f.Close()
 	got, err := loadMembers(l.path)
 	if err != nil || string(got) != string(buf) {

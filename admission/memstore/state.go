@@ -94,7 +94,7 @@ func (e *event) members(t trancheKey, create bool) *memberLog {
 	l := e.tranches[t]
 	if l == nil && create {
 		l = &memberLog{path: filepath.Join(e.dir, escape(t.lane)+"."+strconv.Itoa(t.n)+".members"),
-			dirPath: e.dir, ensure: e.ensureDir}
+			dirPath: e.dir, ensure: e.ensureDir, syncers: e.s.syncers}
 		e.tranches[t] = l
 	}
 	return l

@@ -56,9 +56,17 @@ type Store struct {
 	emu    sync.Mutex
 	events map[string]*event
 
+	// syncers serve the member logs' committers, which come and go with
+	// the load: a kernel AIO context is reused, not made per burst.
+	syncers *fsutil.SyncerPool
+
 	stop    chan struct{}
 	flushed chan struct{}
 }
+
+// maxIdleSyncers is how many fsync contexts the member logs keep between
+// bursts: about as many tranches as are written at once.
+const maxIdleSyncers = 4
 
 var errClosed = fmt.Errorf("memstore: %w: store closed", admission.ErrStoreDown)
 
@@ -82,7 +90,7 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("memstore: %w", err)
 	}
 	s := &Store{opts: opts, unlock: unlock, events: map[string]*event{},
-		stop: make(chan struct{}), flushed: make(chan struct{})}
+		syncers: fsutil.NewSyncerPool(maxIdleSyncers), stop: make(chan struct{}), flushed: make(chan struct{})}
 	if err := s.load(root); err != nil {
 		unlock()
 		return nil, err
@@ -217,7 +225,7 @@ func (s *Store) Close() error {
 		}
 		e.mmu.Unlock()
 	}
-	errs = append(errs, s.unlock())
+	errs = append(errs, s.syncers.Close(), s.unlock())
 	return errors.Join(errs...)
 }
 

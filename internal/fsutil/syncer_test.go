@@ -16,7 +16,7 @@ func TestDataSyncerSyncs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	s := NewDataSyncer(f)
+	s := NewDataSyncer()
 	defer s.Close()
 	if want := runtime.GOOS == "linux" && (runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64"); s.Async() != want {
 		t.Fatalf("Async() = %v on %s/%s, want %v", s.Async(), runtime.GOOS, runtime.GOARCH, want)
@@ -25,7 +25,7 @@ func TestDataSyncerSyncs(t *testing.T) {
 		if _, err := f.Write([]byte("record\n")); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Sync(); err != nil {
+		if err := s.Sync(f); err != nil {
 			t.Fatalf("sync %d: %v", i, err)
 		}
 	}
@@ -44,10 +44,10 @@ func TestDataSyncerReportsErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewDataSyncer(f)
+	s := NewDataSyncer()
 	defer s.Close()
 	f.Close()
-	if err := s.Sync(); err == nil {
+	if err := s.Sync(f); err == nil {
 		t.Fatal("syncing a closed file succeeded")
 	}
 
@@ -57,15 +57,15 @@ func TestDataSyncerReportsErrors(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	p := NewDataSyncer(w)
+	p := NewDataSyncer()
 	defer p.Close()
-	if err := p.Sync(); err == nil {
+	if err := p.Sync(w); err == nil {
 		t.Fatal("syncing a pipe succeeded")
 	}
 	if p.Async() {
 		t.Error("after the kernel refused an asynchronous sync, the syncer did not fall back")
 	}
-	if err := p.Sync(); err == nil {
+	if err := p.Sync(w); err == nil {
 		t.Fatal("syncing a pipe succeeded on the fallback")
 	}
 }
@@ -77,14 +77,14 @@ func TestDataSyncerFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	s := &DataSyncer{f: f}
+	s := &DataSyncer{}
 	if s.Async() {
 		t.Fatal("a syncer without AIO says it is asynchronous")
 	}
 	if _, err := f.Write([]byte("record\n")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Sync(); err != nil {
+	if err := s.Sync(f); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -100,10 +100,10 @@ func BenchmarkDataSyncer(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer f.Close()
-			s := NewDataSyncer(f)
+			s := NewDataSyncer()
 			if mode == "fdatasync" {
 				s.Close()
-				s = &DataSyncer{f: f}
+				s = &DataSyncer{}
 			} else if !s.Async() {
 				b.Skip("no AIO here")
 			}
@@ -113,10 +113,47 @@ func BenchmarkDataSyncer(b *testing.B) {
 				if _, err := f.Write(rec); err != nil {
 					b.Fatal(err)
 				}
-				if err := s.Sync(); err != nil {
+				if err := s.Sync(f); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
+	}
+}
+
+// A pool hands back the syncers it was given, one per concurrent
+// committer, closes those beyond its size, and they keep syncing.
+func TestSyncerPool(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "journal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := NewSyncerPool(1)
+	a, b := p.Get(), p.Get()
+	if a == b {
+		t.Fatal("two committers got the same syncer")
+	}
+	p.Put(a)
+	p.Put(b) // beyond the pool's size: closed
+	if b.Async() {
+		t.Error("a syncer beyond the pool's size was not closed")
+	}
+	c := p.Get()
+	if c != a {
+		t.Fatal("the pool did not hand back its idle syncer")
+	}
+	if err := c.Sync(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Sync(f); err != nil { // closed: falls back to fdatasync
+		t.Fatal(err)
+	}
+	p.Put(c)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Async() {
+		t.Error("Close left an idle syncer open")
 	}
 }

@@ -56,9 +56,9 @@ func (b *batch) wait(ctx context.Context) error {
 }
 
 type journal struct {
-	f    *os.File // appends
-	rf   *os.File // reads of the durable prefix
-	sync *fsutil.DataSyncer
+	f       *os.File           // appends
+	rf      *os.File           // reads of the durable prefix
+	syncers *fsutil.SyncerPool // the store's; one is taken per batch
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -75,7 +75,7 @@ type journal struct {
 // openJournal opens path, checks every record from start on, cuts a torn
 // tail and calls replay for each good record. start is the offset a
 // snapshot already covers.
-func openJournal(path string, start int64, replay func(off, end int64, payload []byte) error) (*journal, error) {
+func openJournal(path string, start int64, syncers *fsutil.SyncerPool, replay func(off, end int64, payload []byte) error) (*journal, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
@@ -114,7 +114,7 @@ func openJournal(path string, start int64, replay func(off, end int64, payload [
 		f.Close()
 		return nil, err
 	}
-	j := &journal{f: f, rf: rf, sync: fsutil.NewDataSyncer(f), end: end, stopped: make(chan struct{})}
+	j := &journal{f: f, rf: rf, syncers: syncers, end: end, stopped: make(chan struct{})}
 	j.cond = sync.NewCond(&j.mu)
 	j.durable.Store(end)
 	go j.run()
@@ -225,7 +225,9 @@ func (j *journal) run() {
 
 		_, err := j.f.Write(b.buf)
 		if err == nil {
-			err = j.sync.Sync()
+			sy := j.syncers.Get()
+			err = sy.Sync(j.f)
+			j.syncers.Put(sy)
 		}
 		j.mu.Lock()
 		if err != nil && j.err == nil {
@@ -250,9 +252,6 @@ func (j *journal) close() error {
 	j.mu.Unlock()
 	<-j.stopped
 	err := j.failed()
-	if e := j.sync.Close(); err == nil {
-		err = e
-	}
 	if e := j.f.Close(); err == nil {
 		err = e
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/waitroom/waitroom/internal/fsutil"
 	"github.com/waitroom/waitroom/inventory"
 )
 
@@ -132,7 +133,9 @@ func TestJournalFailureIsSticky(t *testing.T) {
 // acknowledged a hold that was never written, about once in 300 runs of
 // TestJournalFailureIsSticky).
 func TestBarrierAfterFailedWrite(t *testing.T) {
-	j, err := openJournal(filepath.Join(t.TempDir(), "journal"), 0, nil)
+	syncers := fsutil.NewSyncerPool(1)
+	defer syncers.Close()
+	j, err := openJournal(filepath.Join(t.TempDir(), "journal"), 0, syncers, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,16 @@ type Store struct {
 	mu     sync.RWMutex
 	events map[string]*slot
 	closed bool
+
+	// syncers make the journals' group commits durable, one taken per
+	// batch: kernel AIO contexts are bounded by the syncs in flight, not
+	// by the number of events.
+	syncers *fsutil.SyncerPool
 }
+
+// maxIdleSyncers is how many fsync contexts are kept between batches:
+// about as many events as commit at the same moment.
+const maxIdleSyncers = 16
 
 // slot is one event with its lock and journal.
 type slot struct {
@@ -101,7 +110,7 @@ func Open(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memstore: %w", err)
 	}
-	s := &Store{opts: opts, unlock: unlock, events: map[string]*slot{}}
+	s := &Store{opts: opts, unlock: unlock, events: map[string]*slot{}, syncers: fsutil.NewSyncerPool(maxIdleSyncers)}
 	entries, err := os.ReadDir(filepath.Join(opts.Dir, "events"))
 	if err != nil {
 		unlock()
@@ -131,7 +140,7 @@ func (s *Store) load(id string) (*slot, error) {
 		return nil, err
 	}
 	var replayErr error
-	j, err := openJournal(filepath.Join(dir, "journal"), start, func(_, _ int64, payload []byte) error {
+	j, err := openJournal(filepath.Join(dir, "journal"), start, s.syncers, func(_, _ int64, payload []byte) error {
 		var r record
 		if err := json.Unmarshal(payload, &r); err != nil {
 			replayErr = fmt.Errorf("memstore: event %s: bad journal record: %w", id, err)
@@ -185,6 +194,7 @@ func (s *Store) Close() error {
 		errs = append(errs, sl.j.close())
 		sl.mu.Unlock()
 	}
+	errs = append(errs, s.syncers.Close())
 	if s.unlock != nil {
 		errs = append(errs, s.unlock())
 	}
@@ -382,7 +392,7 @@ func (s *Store) create(id string) error {
 	if err := fsutil.SyncDir(filepath.Dir(dir)); err != nil {
 		return s.unavailable(err)
 	}
-	j, err := openJournal(filepath.Join(dir, "journal"), 0, nil)
+	j, err := openJournal(filepath.Join(dir, "journal"), 0, s.syncers, nil)
 	if err != nil {
 		return s.unavailable(err)
 	}
