@@ -90,30 +90,27 @@ func freeAddr() string {
 // startOrigin starts this program again as a fasthttp origin answering
 // bodySize bytes (0: "Hello, World!"), pinned to cpu.
 func startOrigin(tmp, name string, cpu, bodySize int) *proc {
-	exe, err := os.Executable()
-	if err != nil {
-		log.Fatal(err)
-	}
-	addr := freeAddr()
-	cmd := command(cpu, exe, "-serve-origin", addr, "-origin-body", strconv.Itoa(bodySize))
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
-	p := start(tmp, name, cmd)
-	p.addr = addr
-	waitHTTP(p, "http://"+addr+originHealthPath, "")
-	return p
+	return startSelf(tmp, name, cpu, "-serve-origin", "-origin-body", strconv.Itoa(bodySize))
 }
 
 // startBareProxy runs this program as the bare fasthttp proxy to upstream
 // on cpu, with GOMAXPROCS=1.
 func startBareProxy(tmp, upstream string, cpu int) *proc {
+	return startSelf(tmp, "bare-proxy", cpu, "-serve-proxy", "-upstream", upstream)
+}
+
+// startSelf runs this program on cpu with GOMAXPROCS=1 in the helper mode
+// whose address flag is mode (given a free address), with more flags
+// after it, and waits until it answers its health path.
+func startSelf(tmp, name string, cpu int, mode string, more ...string) *proc {
 	exe, err := os.Executable()
 	if err != nil {
 		log.Fatal(err)
 	}
 	addr := freeAddr()
-	cmd := command(cpu, exe, "-serve-proxy", addr, "-upstream", upstream)
+	cmd := command(cpu, exe, append([]string{mode, addr}, more...)...)
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
-	p := start(tmp, "bare-proxy", cmd)
+	p := start(tmp, name, cmd)
 	p.addr = addr
 	waitHTTP(p, "http://"+addr+originHealthPath, "")
 	return p
