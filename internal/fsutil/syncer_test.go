@@ -18,7 +18,8 @@ func TestDataSyncerSyncs(t *testing.T) {
 	defer f.Close()
 	s := NewDataSyncer()
 	defer s.Close()
-	if want := runtime.GOOS == "linux" && (runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64"); s.Async() != want {
+	want := runtime.GOOS == "linux" && (runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64")
+	if s.Async() != want {
 		t.Fatalf("Async() = %v on %s/%s, want %v", s.Async(), runtime.GOOS, runtime.GOARCH, want)
 	}
 	for i := range 50 {
@@ -29,7 +30,7 @@ func TestDataSyncerSyncs(t *testing.T) {
 			t.Fatalf("sync %d: %v", i, err)
 		}
 	}
-	if !s.Async() && runtime.GOOS == "linux" && runtime.GOARCH == "amd64" {
+	if s.Async() != want {
 		t.Fatal("the syncer fell back to fdatasync on a regular file")
 	}
 	if err := s.Close(); err != nil {
