@@ -52,6 +52,7 @@ var (
 	pathStatic = []byte("/static/")
 	pathStatus = []byte("status")
 	pathJoin   = []byte("join")
+	pathChall  = []byte("challenge")
 	pathDraws  = []byte("draws/")
 )
 
@@ -80,6 +81,17 @@ func (p *Proxy) serveAPI(ctx *fasthttp.RequestCtx, rest []byte) {
 			return
 		}
 		p.status(ctx, ev, ip, args.Peek("return"))
+	case bytes.Equal(rest, pathChall):
+		if !ctx.IsGet() && !ctx.IsHead() {
+			writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
+			return
+		}
+		ev := p.events[string(ctx.QueryArgs().Peek("event"))]
+		if ev == nil {
+			writeError(ctx, fasthttp.StatusNotFound, errUnknownEvent)
+			return
+		}
+		p.challengeFor(ctx, ev, ip)
 	case bytes.Equal(rest, pathJoin):
 		if !ctx.IsPost() {
 			writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
@@ -131,6 +143,11 @@ func (p *Proxy) status(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, ret [
 		writeError(ctx, fasthttp.StatusUnauthorized, errNoTicket)
 		return
 	}
+	if p.isShadow(ev, t) {
+		st := p.shadowStatus(ev, t, now)
+		p.writeStatus(ctx, ev, &st, t, ret)
+		return
+	}
 	res, err := p.engine.Status(p.base, ev.ID, *t)
 	if err != nil {
 		p.engineFailed(ctx, ev, err)
@@ -169,6 +186,7 @@ func (p *Proxy) setPass(ctx *fasthttp.RequestCtx, ev *event, pass *admission.Pas
 	}
 	p.passes.add(tok, passFiller(*pass))
 	ev.counts.passesIssued.Inc()
+	p.notify(Notice{Kind: "admitted", Event: ev.ID, Visitor: pass.Visitor.String(), Lane: pass.Lane, Score: -1})
 	p.setCookie(ctx, ev.passCookie, tok, pass.ExpiresAt)
 	return true
 }
@@ -226,6 +244,22 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 	if t, ok := p.ticket(ctx, ev, &bh, now); ok {
 		jr.Existing = t
 	}
+	if jr.Existing != nil && p.isShadow(ev, jr.Existing) {
+		st := p.shadowStatus(ev, jr.Existing, now)
+		p.writeStatus(ctx, ev, &st, jr.Existing, nil)
+		return
+	}
+	if jr.Existing == nil && ev.Challenge != nil {
+		shadow, ok := p.admitJoin(ctx, ev, ip, &req, now)
+		if !ok {
+			ev.counts.joins("refused").Inc()
+			return
+		}
+		if shadow {
+			p.shadowJoin(ctx, ev, bh.String(), now)
+			return
+		}
+	}
 	ticket, st, err := p.engine.Join(p.base, ev.ID, jr)
 	switch {
 	case errors.Is(err, admission.ErrNotOpen):
@@ -257,6 +291,7 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 	}
 	if jr.Existing == nil {
 		ev.counts.joins("joined").Inc()
+		p.notify(Notice{Kind: "joined", Event: ev.ID, Visitor: ticket.Visitor.String(), Lane: ticket.Lane, Score: -1})
 	} else {
 		ev.counts.joins("rejoined").Inc()
 	}

@@ -46,6 +46,12 @@ type Options struct {
 	// PassCacheSize is how many verified passes (and as many tickets) are
 	// cached (default 100000).
 	PassCacheSize int
+	// Defence is the bot defence of the events with a challenge; nil when
+	// no event has one.
+	Defence *Defence
+	// Notify, when set, is told of joins and admissions (for event sinks).
+	// It must not block.
+	Notify func(Notice)
 	// Limiter rate-limits the waiting-room API; nil: no limit.
 	Limiter *ratelimit.Limiter
 	// Meter measures the origins for the admission controller; the proxy
@@ -69,6 +75,20 @@ type Event struct {
 	// PositionDisplay is how positions are shown: exact, approximate
 	// (rounded by the server) or hidden (ETA only).
 	PositionDisplay PositionDisplay
+	// Challenge is the bot defence at join; nil lets anyone join.
+	Challenge *EventChallenge
+}
+
+// Notice is something that happened to a visitor, for event sinks.
+type Notice struct {
+	// Kind is joined or admitted.
+	Kind  string
+	Event string
+	// Visitor is the visitor id in hex.
+	Visitor string
+	Lane    string
+	// Score is the visitor's risk score at join (-1 when not scored).
+	Score int
 }
 
 // PositionDisplay says how much of a visitor's position they are told.

@@ -53,6 +53,7 @@ type Proxy struct {
 	jwks []byte
 	csp  []byte
 	m    *metrics
+	dm   *defenceMetrics
 
 	// base is the context of engine calls: fasthttp's RequestCtx is not
 	// a per-request context, so store calls get this one, cancelled by
@@ -137,6 +138,20 @@ func New(opts Options) (*Proxy, error) {
 		return nil, err
 	}
 	p.m = m
+	if p.dm, err = newDefenceMetrics(opts.Registerer); err != nil {
+		return nil, err
+	}
+	if d := opts.Defence; d != nil {
+		if d.PoW == nil || d.Scorer == nil || len(d.ShadowKey) < 32 {
+			return nil, errors.New("proxy: the bot defence needs a PoW, a scorer and a shadow key of at least 32 bytes")
+		}
+		if d.TTL <= 0 {
+			d.TTL = 2 * time.Minute
+		}
+		if d.ScoreTimeout <= 0 {
+			d.ScoreTimeout = DefaultScoreTimeout
+		}
+	}
 	var errs []error
 	for _, e := range opts.Events {
 		cfg, err := opts.Engine.Config(e.ID)
@@ -157,6 +172,9 @@ func New(opts Options) (*Proxy, error) {
 		}
 		if e.LandingPath == "" {
 			e.LandingPath = "/"
+		}
+		if e.Challenge != nil && opts.Defence == nil {
+			errs = append(errs, fmt.Errorf("proxy: event %q has a challenge but there is no bot defence", e.ID))
 		}
 		if _, ok := httpguard.SameSitePath([]byte(e.LandingPath)); !ok {
 			errs = append(errs, fmt.Errorf("proxy: event %q: landing path %q is not a same-site path", e.ID, e.LandingPath))

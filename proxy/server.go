@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"math"
+	"net"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -50,7 +51,7 @@ func (p *Proxy) Server(cfg ServerConfig) *fasthttp.Server {
 		body = int(min(cfg.MaxBodyBytes, math.MaxInt))
 		handler = bodyLimit(body, handler)
 	}
-	return &fasthttp.Server{
+	srv := &fasthttp.Server{
 		Handler:                       handler,
 		ErrorHandler:                  p.serverError,
 		ReadBufferSize:                cfg.MaxHeaderBytes,
@@ -68,6 +69,14 @@ func (p *Proxy) Server(cfg ServerConfig) *fasthttp.Server {
 		SecureErrorLogMessage:         true,
 		Logger:                        quietLogger{},
 	}
+	if d := p.opts.Defence; d != nil && d.Fingerprints != nil {
+		srv.ConnState = func(c net.Conn, s fasthttp.ConnState) {
+			if s == fasthttp.StateClosed {
+				d.Fingerprints.Forget(c)
+			}
+		}
+	}
+	return srv
 }
 
 // bodyLimit refuses a request whose declared body is beyond limit before

@@ -139,9 +139,116 @@
     skew = Math.abs(d) > 2500 ? d : 0;
   }
 
+  // Joining asks first what the bot defence wants: nothing, a proof of
+  // work (solved in Web Workers, with real progress) or a CAPTCHA.
+  var challengeRetries = 0; // expired or used challenges in a row
+  var solving = false;
+
   function join() {
-    request("POST", API + "join", { event: E, "return": back }).then(function (res) {
+    if (solving) return;
+    request("GET", API + "challenge?event=" + encodeURIComponent(E)).then(function (res) {
+      var b = res.body;
+      if (res.status !== 200 || !b || typeof b.action !== "string") {
+        handle(res, join);
+        return;
+      }
+      if (b.action === "pow" && b.pow) {
+        solvePoW(b.pow, b.captcha);
+      } else if (b.action === "captcha" && b.captcha) {
+        showCaptcha(b.captcha);
+      } else {
+        sendJoin({});
+      }
+    }, function () { failed(join); });
+  }
+
+  function sendJoin(extra) {
+    var body = { event: E, "return": back };
+    for (var k in extra) body[k] = extra[k];
+    request("POST", API + "join", body).then(function (res) {
+      if (res.status === 200) challengeRetries = 0;
       handle(res, join);
+    }, function () { failed(join); });
+  }
+
+  function loadScript(src) {
+    return new Promise(function (resolve, reject) {
+      var el = doc.createElement("script");
+      el.src = src;
+      el.async = true;
+      el.onload = resolve;
+      el.onerror = function () { reject(new Error("script " + src)); };
+      doc.head.appendChild(el);
+    });
+  }
+
+  function solvePoW(pow, captcha) {
+    solving = true;
+    hideAll();
+    setText("wr-headline", t("h_checking"));
+    setText("wr-message", t("msg_checking"));
+    show("wr-bar", true);
+    setBar(0);
+    if (captcha) offerCaptcha(captcha);
+    var started = Date.now();
+    var ready = window.waitroomSolve ? Promise.resolve() : loadScript(C.pow_js);
+    ready.then(function () {
+      return window.waitroomSolve(pow, function (f) { setBar(Math.round(f * 100)); }, C.pow_worker);
+    }).then(function (nonces) {
+      solving = false;
+      if (window.console && console.debug) console.debug("waitroom: proof of work solved in " + (Date.now() - started) + " ms");
+      setBar(100);
+      sendJoin({ pow: { token: pow.token, nonces: nonces } });
+    }, function () {
+      solving = false;
+      failed(join);
+    });
+  }
+
+  function setBar(pct) {
+    var bar = $("wr-bar");
+    if (!bar) return;
+    bar.setAttribute("aria-valuenow", String(pct));
+    var fill = $("wr-fill");
+    if (fill) fill.style.width = pct + "%";
+  }
+
+  // The CAPTCHA path: the provider's widget, then a join with its token.
+  function showCaptcha(w) {
+    hideAll();
+    setText("wr-headline", t("h_captcha"));
+    setText("wr-message", t("msg_captcha"));
+    renderCaptcha(w);
+  }
+
+  function offerCaptcha(w) {
+    var b = setText("wr-retry", t("captcha_instead"));
+    show("wr-retry", true);
+    show("wr-actions", true);
+    if (b) b.onclick = function () { solving = false; show("wr-retry", false); showCaptcha(w); };
+  }
+
+  var captchaAPIs = { turnstile: "turnstile", hcaptcha: "hcaptcha", recaptcha: "grecaptcha" };
+
+  function renderCaptcha(w) {
+    var box = $("wr-captcha");
+    if (!box) {
+      box = doc.createElement("div");
+      box.id = "wr-captcha";
+      $("wr-message").parentNode.insertBefore(box, $("wr-note"));
+    }
+    box.hidden = false;
+    var name = captchaAPIs[w.kind];
+    var go = function () {
+      var api = window[name];
+      var opts = { sitekey: w.site_key, callback: function (token) { box.hidden = true; sendJoin({ captcha: token }); } };
+      if (w.action) opts.action = w.action;
+      if (api && api.render) api.render(box, opts);
+    };
+    if (name && window[name] && window[name].render) go();
+    else loadScript(w.script_url).then(function () {
+      if (window[name] && window[name].ready) window[name].ready(go);
+      else setTimeout(go, 50);
     }, function () { failed(join); });
   }
 
@@ -173,6 +280,20 @@
         problem(t("msg_cookies"));
         return;
       }
+      join();
+      return;
+    }
+    if (res.status === 403 && b && (b.error === "challenge_expired" || b.error === "challenge_used" || b.error === "challenge_invalid")) {
+      if (++challengeRetries <= 3) {
+        join();
+        return;
+      }
+    }
+    if (res.status === 403 && b && b.error === "blocked") {
+      problem(t("msg_blocked"));
+      return;
+    }
+    if (res.status === 403 && b && b.error === "captcha_failed") {
       join();
       return;
     }

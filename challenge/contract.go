@@ -1,0 +1,128 @@
+package challenge
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"time"
+)
+
+// Request is what risk scoring sees of one request to the waiting-room
+// API. The proxy fills it from the fasthttp request with copies, so a
+// Request stays valid after the handler returns. Not safe for concurrent
+// mutation; signals only read it.
+type Request struct {
+	// Event the visitor asks to join.
+	Event string
+	// Client address (after trusted-proxy resolution).
+	IP netip.Addr
+	// Request headers in the order they arrived on the wire, names as the
+	// client wrote them.
+	Headers []Header
+	// JA4 TLS fingerprint of the client's ClientHello: computed when
+	// waitroom terminates TLS, or taken from a trusted front proxy's
+	// header; "" when unknown.
+	JA4 string
+	// Visitor id of a ticket the request carries, "" if none.
+	Visitor string
+	// When the request arrived.
+	Now time.Time
+}
+
+// Header is one request header as sent.
+type Header struct {
+	Name, Value string
+}
+
+// Get returns the value of the first header named name (case-insensitive)
+// and whether there is one.
+func (r *Request) Get(name string) (string, bool) {
+	for _, h := range r.Headers {
+		if equalFold(h.Name, name) {
+			return h.Value, true
+		}
+	}
+	return "", false
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// Signal judges one aspect of a request. Implementations are safe for
+// concurrent use.
+type Signal interface {
+	// Check returns how suspicious r looks by this signal's measure. A
+	// signal that cannot judge (an external scorer timing out) returns a
+	// zero Finding and an error; scoring logs it and goes on.
+	Check(ctx context.Context, r *Request) (Finding, error)
+}
+
+// Finding is one signal's judgement.
+type Finding struct {
+	// Suspicion from 0 (looks human) to 1 (certainly automated). The
+	// signal's configured weight scales it into score points.
+	Suspicion float64
+	// Why, short and stable enough to count in metrics
+	// ("ua_chrome_without_client_hints"); "" when Suspicion is 0.
+	Reason string
+}
+
+// Provider verifies CAPTCHA tokens with one provider's siteverify API.
+// Implementations are safe for concurrent use.
+type Provider interface {
+	// Verify checks token, the response the provider's widget gave the
+	// visitor's browser, and that it is used only once. It returns nil
+	// when the provider vouches for a person; an error wrapping
+	// ErrCaptchaFailed when it does not; an error wrapping
+	// ErrCaptchaUnavailable when the provider could not be asked in time
+	// and the provider is configured fail-closed (fail-open returns nil).
+	Verify(ctx context.Context, token string, remoteIP netip.Addr) error
+	// Widget is what the waiting-room page needs to show the widget.
+	Widget() Widget
+}
+
+// Widget describes a CAPTCHA widget for the page.
+type Widget struct {
+	// Provider kind: turnstile, hcaptcha or recaptcha.
+	Kind string `json:"kind"`
+	// The site's public key for the widget.
+	SiteKey string `json:"site_key"`
+	// URL of the provider's widget script.
+	ScriptURL string `json:"script_url"`
+	// Action name the widget is rendered with ("" for none).
+	Action string `json:"action,omitempty"`
+}
+
+// Errors of CAPTCHA verification, for errors.Is.
+var (
+	ErrCaptchaFailed      = errors.New("challenge: captcha not solved")
+	ErrCaptchaUnavailable = errors.New("challenge: captcha provider unavailable")
+)
+
+// ReplayGuard remembers which one-time values (challenge ids, CAPTCHA
+// token hashes) were redeemed. Implementations are safe for concurrent use
+// and atomic: of any number of concurrent Redeem calls for one id, across
+// every replica sharing the store, exactly one returns true.
+type ReplayGuard interface {
+	// Redeem marks id used until expires and reports whether it was
+	// unused before. The check and the mark are one atomic step.
+	Redeem(ctx context.Context, id []byte, expires time.Time) (bool, error)
+	// Close releases the guard's resources.
+	Close() error
+}

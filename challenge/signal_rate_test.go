@@ -1,0 +1,215 @@
+package challenge
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// rateClock is a settable clock.
+type rateClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *rateClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *rateClock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func newRateTest(t *testing.T, o RateOptions) (*RateSignal, *rateClock) {
+	t.Helper()
+	clock := &rateClock{t: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)}
+	o.Now = clock.now
+	if o.Window == 0 {
+		o.Window = time.Minute
+	}
+	if o.MaxKeys == 0 {
+		o.MaxKeys = 1000
+	}
+	s, err := NewRateSignal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, clock
+}
+
+func rateHit(t *testing.T, s *RateSignal, ip string) Finding {
+	t.Helper()
+	f, err := s.Check(context.Background(), &Request{IP: netip.MustParseAddr(ip)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestRateSignalRamp(t *testing.T) {
+	s, _ := newRateTest(t, RateOptions{PerIP: RateLimit{Soft: 10, Hard: 20}})
+	for i := 1; i <= 25; i++ {
+		f := rateHit(t, s, "192.0.2.1")
+		var want Finding
+		switch {
+		case i >= 20:
+			want = Finding{1, ReasonRateIP}
+		case i > 10:
+			want = Finding{float64(i-10) / 10, ReasonRateIP}
+		}
+		if math.Abs(f.Suspicion-want.Suspicion) > 1e-9 || f.Reason != want.Reason {
+			t.Fatalf("request %d: %+v, want %+v", i, f, want)
+		}
+	}
+	// Another address is not affected.
+	if f := rateHit(t, s, "192.0.2.2"); f != (Finding{}) {
+		t.Errorf("other address: %+v", f)
+	}
+}
+
+// The previous window counts by the share of it still inside the sliding
+// window.
+func TestRateSignalSlidingWindow(t *testing.T) {
+	s, clock := newRateTest(t, RateOptions{PerIP: RateLimit{Soft: 0, Hard: 100}})
+	for range 40 {
+		rateHit(t, s, "192.0.2.1")
+	}
+	// A quarter into the next window: 40 × 0.75 + 1.
+	clock.add(time.Minute + 15*time.Second)
+	if f := rateHit(t, s, "192.0.2.1"); math.Abs(f.Suspicion-0.31) > 1e-9 {
+		t.Errorf("a quarter into the next window: suspicion %v, want 0.31", f.Suspicion)
+	}
+	// Two windows on, the old counts are gone: 1 request.
+	clock.add(2 * time.Minute)
+	if f := rateHit(t, s, "192.0.2.1"); math.Abs(f.Suspicion-0.01) > 1e-9 {
+		t.Errorf("two windows on: suspicion %v, want 0.01", f.Suspicion)
+	}
+}
+
+// Request.Now is the time when set; an earlier stamp counts into the
+// current window.
+func TestRateSignalRequestTime(t *testing.T) {
+	s, _ := newRateTest(t, RateOptions{PerIP: RateLimit{Soft: 0, Hard: 10}})
+	at := time.Date(2030, 1, 1, 0, 0, 30, 0, time.UTC)
+	ip := netip.MustParseAddr("192.0.2.9")
+	for i, d := range []time.Duration{0, time.Second, -time.Hour} {
+		f, _ := s.Check(context.Background(), &Request{IP: ip, Now: at.Add(d)})
+		if want := float64(i+1) / 10; math.Abs(f.Suspicion-want) > 1e-9 {
+			t.Errorf("request %d: %v, want %v", i, f.Suspicion, want)
+		}
+	}
+}
+
+func TestRateSignalPrefix(t *testing.T) {
+	s, _ := newRateTest(t, RateOptions{PerIP: RateLimit{Soft: 5, Hard: 10}, PerPrefix: RateLimit{Soft: 10, Hard: 20}})
+	// 20 addresses of one /24, one request each: per-IP clean, the
+	// prefix full.
+	var f Finding
+	for i := range 20 {
+		f = rateHit(t, s, netip.AddrFrom4([4]byte{198, 51, 100, byte(i)}).String())
+	}
+	if f != (Finding{1, ReasonRatePrefix}) {
+		t.Errorf("20th address of a /24: %+v", f)
+	}
+	if f := rateHit(t, s, "198.51.101.1"); f != (Finding{}) {
+		t.Errorf("next /24: %+v", f)
+	}
+	// IPv4-mapped IPv6 is the same address and prefix.
+	if f := rateHit(t, s, "::ffff:198.51.100.77"); f != (Finding{1, ReasonRatePrefix}) {
+		t.Errorf("mapped address: %+v", f)
+	}
+	// IPv6 counts per /64.
+	for i := range 15 {
+		f = rateHit(t, s, netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 15: byte(i)}).String())
+	}
+	if math.Abs(f.Suspicion-0.5) > 1e-9 || f.Reason != ReasonRatePrefix {
+		t.Errorf("15th address of a /64: %+v", f)
+	}
+	if f := rateHit(t, s, "2001:db8:0:2::1"); f != (Finding{}) {
+		t.Errorf("next /64: %+v", f)
+	}
+	// The per-IP reason wins when it is the stronger.
+	for range 9 {
+		f = rateHit(t, s, "203.0.113.1")
+	}
+	if f.Reason != ReasonRateIP {
+		t.Errorf("one address, 9 requests: %+v, want %s", f, ReasonRateIP)
+	}
+}
+
+func TestRateSignalNoAddress(t *testing.T) {
+	s, _ := newRateTest(t, RateOptions{PerIP: RateLimit{Soft: 0, Hard: 1}})
+	if f, err := s.Check(context.Background(), &Request{}); f != (Finding{}) || err != nil {
+		t.Errorf("no address: %+v, %v", f, err)
+	}
+}
+
+// Memory is bounded: the least recently seen keys are forgotten.
+func TestRateSignalMaxKeys(t *testing.T) {
+	s, _ := newRateTest(t, RateOptions{PerIP: RateLimit{Soft: 0, Hard: 2}, PerPrefix: RateLimit{Soft: 0, Hard: 1000}, MaxKeys: 3})
+	rateHit(t, s, "192.0.2.1")
+	for i := 2; i <= 5; i++ {
+		rateHit(t, s, netip.AddrFrom4([4]byte{192, 0, 2, byte(i)}).String())
+	}
+	if n := s.ips.lru.Len(); n != 3 {
+		t.Errorf("%d addresses tracked, want 3", n)
+	}
+	// 192.0.2.5 is still tracked: its second request is at the hard
+	// limit. 192.0.2.1 was evicted: it starts again at 1 request.
+	if f := rateHit(t, s, "192.0.2.5"); f != (Finding{1, ReasonRateIP}) {
+		t.Errorf("tracked address: %+v, want full suspicion", f)
+	}
+	if f := rateHit(t, s, "192.0.2.1"); f != (Finding{0.5, ReasonRateIP}) {
+		t.Errorf("evicted address: %+v, want a first request's 0.5", f)
+	}
+}
+
+func TestRateSignalConcurrent(t *testing.T) {
+	s, _ := newRateTest(t, RateOptions{PerIP: RateLimit{Soft: 0, Hard: 1_000_000}, PerPrefix: RateLimit{Soft: 0, Hard: 1_000_000}, MaxKeys: 64})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 500 {
+				rateHit(t, s, netip.AddrFrom4([4]byte{10, byte(g), 0, byte(i % 7)}).String())
+			}
+		})
+	}
+	wg.Wait()
+	// Every request counted: each goroutine had its own /24.
+	if f := rateHit(t, s, "10.3.0.1"); math.Abs(f.Suspicion-501.0/1_000_000) > 1e-9 {
+		t.Errorf("after 500 requests in 10.3.0.0/24: %+v", f)
+	}
+}
+
+func TestNewRateSignalInvalid(t *testing.T) {
+	_, err := NewRateSignal(RateOptions{
+		Window:    500 * time.Millisecond,
+		PerIP:     RateLimit{Soft: 10, Hard: 10},
+		PerPrefix: RateLimit{Soft: -1, Hard: 5},
+	})
+	if !errors.Is(err, ErrInvalidRateOptions) {
+		t.Fatalf("%v, want ErrInvalidRateOptions", err)
+	}
+	for _, w := range []string{"window 500ms", "per-IP limit", "per-prefix limit", "max keys 0"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q lacks %q", err, w)
+		}
+	}
+	// Both limits off is allowed (and judges nothing).
+	s, err := NewRateSignal(RateOptions{Window: time.Minute, MaxKeys: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := rateHit(t, s, "192.0.2.1"); f != (Finding{}) {
+		t.Errorf("limits off: %+v", f)
+	}
+}

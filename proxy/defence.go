@@ -1,0 +1,491 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
+
+	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/challenge"
+	"github.com/waitroom/waitroom/internal/jsonenc"
+)
+
+// Defence is the bot defence shared by the events whose challenge is on.
+type Defence struct {
+	// PoW issues and verifies proof-of-work challenges.
+	PoW *challenge.PoW
+	// Scorer turns a request's signals into a risk score.
+	Scorer *challenge.Scorer
+	// TTL is how long a challenge may be solved and redeemed.
+	TTL time.Duration
+	// ShadowKey marks the visitor ids of shadow-queued visitors (at least
+	// 32 bytes, the same on every replica).
+	ShadowKey []byte
+	// JA4Header is the header a trusted front proxy puts the client's JA4
+	// in; "" for none.
+	JA4Header string
+	// Fingerprints holds the JA4 of connections whose TLS waitroom
+	// terminates; nil when it terminates none.
+	Fingerprints *Fingerprints
+	// ScoreTimeout bounds one scoring (the external scorer's time
+	// included); 0 means DefaultScoreTimeout.
+	ScoreTimeout time.Duration
+}
+
+// DefaultScoreTimeout bounds one scoring.
+const DefaultScoreTimeout = 250 * time.Millisecond
+
+// EventChallenge is one event's bot defence at join.
+type EventChallenge struct {
+	// Policy maps a score to an action (and says whether to only log it).
+	Policy challenge.Policy
+	// Light and Heavy size the proofs of work.
+	Light, Heavy Work
+	// Captcha verifies the captcha band's tokens; nil: that band gets the
+	// heavy proof of work.
+	Captcha challenge.Provider
+	// NoJSCaptcha lets visitors join with a CAPTCHA alone.
+	NoJSCaptcha bool
+}
+
+// Work is a proof of work's size.
+type Work struct{ Bits, Puzzles uint8 }
+
+// The errors of the bot defence.
+var (
+	errBlocked          = newAPIError("blocked", "this request looks automated and was refused")
+	errChallengeNeeded  = newAPIError("challenge_required", "solve the challenge first: GET the challenge, then join with its solution")
+	errChallengeInvalid = newAPIError("challenge_invalid", "the challenge solution is not valid; fetch a new challenge")
+	errChallengeExpired = newAPIError("challenge_expired", "the challenge expired; fetch a new one")
+	errChallengeUsed    = newAPIError("challenge_used", "this challenge has already been used; fetch a new one")
+	errCaptchaNeeded    = newAPIError("captcha_required", "solve the CAPTCHA to join")
+	errCaptchaFailed    = newAPIError("captcha_failed", "the CAPTCHA was not solved; try again")
+)
+
+// defenceMetrics count the bot defence's decisions.
+type defenceMetrics struct {
+	decisions *prometheus.CounterVec // event, action, applied
+	refusals  *prometheus.CounterVec // event, reason
+	reasons   *prometheus.CounterVec // reason
+	signalErr prometheus.Counter
+}
+
+func newDefenceMetrics(reg prometheus.Registerer) (*defenceMetrics, error) {
+	m := &defenceMetrics{
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_challenge_decisions_total",
+			Help: "Risk decisions by event, the action the score called for, and the action applied (they differ in dry_run)."},
+			[]string{"event", "action", "applied"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_challenge_refusals_total",
+			Help: "Joins refused by the bot defence, by reason (blocked, no_challenge, invalid, expired, replayed, captcha_failed, captcha_unavailable)."},
+			[]string{"event", "reason"}),
+		reasons: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_risk_reasons_total",
+			Help: "Risk findings by signal reason, counted at every scoring."}, []string{"reason"}),
+		signalErr: prometheus.NewCounter(prometheus.CounterOpts{Name: "waitroom_risk_signal_errors_total",
+			Help: "Signals that could not judge a request (an external scorer timing out)."}),
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.decisions, m.refusals, m.reasons, m.signalErr} {
+			if err := reg.Register(c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}
+
+// Fingerprints remembers the JA4 fingerprint of each TLS connection from
+// its ClientHello until the connection closes. Safe for concurrent use.
+type Fingerprints struct{ m sync.Map }
+
+// Observe records hello's fingerprint; call it from
+// tls.Config.GetConfigForClient.
+func (f *Fingerprints) Observe(hello *tls.ClientHelloInfo) {
+	if hello.Conn != nil {
+		f.m.Store(hello.Conn, challenge.JA4(hello))
+	}
+}
+
+// Forget drops c's fingerprint; call it when c closes.
+func (f *Fingerprints) Forget(c net.Conn) { f.m.Delete(rawConn(c)) }
+
+func (f *Fingerprints) lookup(c net.Conn) string {
+	if v, ok := f.m.Load(rawConn(c)); ok {
+		return v.(string)
+	}
+	return ""
+}
+
+func rawConn(c net.Conn) net.Conn {
+	if tc, ok := c.(*tls.Conn); ok {
+		return tc.NetConn()
+	}
+	return c
+}
+
+// challengeBinding is what a challenge is bound to: the User-Agent and the
+// client's /24 or /48, whatever the pass binding is configured to, so a
+// solved challenge cannot be handed to another device.
+func challengeBinding(userAgent []byte, ip netip.Addr) [16]byte {
+	h := sha256.New()
+	h.Write([]byte("waitroom/challenge-binding\x00"))
+	h.Write(userAgent)
+	h.Write([]byte{0})
+	if ip.IsValid() {
+		ip = ip.Unmap()
+		bits := 48
+		if ip.Is4() {
+			bits = 24
+		}
+		p, _ := ip.Prefix(bits)
+		a := p.Addr().As16()
+		h.Write(a[:])
+	}
+	var out [16]byte
+	copy(out[:], h.Sum(nil))
+	return out
+}
+
+// riskRequest copies what scoring needs out of ctx.
+func (p *Proxy) riskRequest(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, now time.Time) *challenge.Request {
+	r := &challenge.Request{Event: ev.ID, IP: ip, Now: now, Headers: wireHeaders(ctx.Request.Header.RawHeaders())}
+	d := p.opts.Defence
+	if d.Fingerprints != nil {
+		r.JA4 = d.Fingerprints.lookup(ctx.Conn())
+	}
+	if r.JA4 == "" && d.JA4Header != "" && p.trusted.Trusts(ctx) {
+		r.JA4 = string(ctx.Request.Header.Peek(d.JA4Header))
+	}
+	if tok := ctx.Request.Header.CookieBytes(ev.ticketCookie); len(tok) > 0 {
+		if e := p.tickets.get(tok); e != nil {
+			r.Visitor = e.v.Visitor.String()
+		}
+	}
+	return r
+}
+
+// wireHeaders splits raw request headers into name/value pairs in wire
+// order. Malformed lines (fasthttp refused those already) are skipped.
+func wireHeaders(raw []byte) []challenge.Header {
+	hs := make([]challenge.Header, 0, 16)
+	for line := range bytes.Lines(raw) {
+		line = bytes.TrimRight(line, "\r\n")
+		name, value, ok := bytes.Cut(line, []byte(":"))
+		if !ok || len(name) == 0 {
+			continue
+		}
+		hs = append(hs, challenge.Header{Name: string(name), Value: string(bytes.TrimSpace(value))})
+	}
+	return hs
+}
+
+// decide scores the request and picks the event's action.
+func (p *Proxy) decide(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, now time.Time) (challenge.Decision, int) {
+	d := p.opts.Defence
+	r := p.riskRequest(ctx, ev, ip, now)
+	sctx, cancel := context.WithTimeout(p.base, d.ScoreTimeout)
+	res := d.Scorer.Score(sctx, r)
+	cancel()
+	for _, rs := range res.Reasons {
+		p.dm.reasons.WithLabelValues(rs.Reason).Inc()
+	}
+	dec := ev.Challenge.Policy.Decide(res.Score)
+	p.dm.decisions.WithLabelValues(ev.ID, string(dec.Would), string(dec.Apply)).Inc()
+	if dec.Would != dec.Apply {
+		p.log.Info("proxy: bot defence dry run", "event", ev.ID, "ip", ip, "score", res.Score,
+			"would", dec.Would, "applied", dec.Apply, "reasons", reasonList(res.Reasons))
+	} else if dec.Apply != challenge.ActionLightPoW {
+		p.log.Debug("proxy: bot defence", "event", ev.ID, "ip", ip, "score", res.Score,
+			"action", dec.Apply, "reasons", reasonList(res.Reasons))
+	}
+	return dec, res.Score
+}
+
+func reasonList(rs []challenge.Reason) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Signal + ":" + r.Reason + "=" + strconv.Itoa(r.Points)
+	}
+	return out
+}
+
+// challengeFor answers GET {prefix}/api/challenge?event=E: what the
+// visitor must do to join, and the proof of work to do it with.
+func (p *Proxy) challengeFor(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr) {
+	b := append(make([]byte, 0, 512), `{"event":`...)
+	b = jsonenc.String(b, ev.ID)
+	if ev.Challenge == nil {
+		b = append(b, `,"action":"none"}`...)
+		writeJSON(ctx, b)
+		return
+	}
+	now := p.clock()
+	dec, score := p.decide(ctx, ev, ip, now)
+	work := ev.Challenge.Light
+	switch dec.Apply {
+	case challenge.ActionBlock:
+		p.dm.refusals.WithLabelValues(ev.ID, "blocked").Inc()
+		writeError(ctx, fasthttp.StatusForbidden, errBlocked)
+		return
+	case challenge.ActionCaptcha:
+		if w := ev.Challenge.Captcha; w != nil {
+			b = append(b, `,"action":"captcha","captcha":`...)
+			wb, _ := json.Marshal(w.Widget())
+			b = append(b, wb...)
+			b = append(b, '}')
+			writeJSON(ctx, b)
+			return
+		}
+		work = ev.Challenge.Heavy
+	case challenge.ActionHeavyPoW, challenge.ActionShadow:
+		// A shadowed visitor is not told: they get the heavy work, and
+		// their join succeeds into a queue that never moves.
+		work = ev.Challenge.Heavy
+	}
+	token, c, err := p.opts.Defence.PoW.Issue(challenge.IssueParams{Event: ev.ID,
+		Binding: challengeBinding(ctx.Request.Header.UserAgent(), ip), Bits: work.Bits, Puzzles: work.Puzzles,
+		Score: uint8(min(max(score, 0), 100)), TTL: p.opts.Defence.TTL, Now: now})
+	if err != nil {
+		p.log.Error("proxy: issuing a challenge failed", "event", ev.ID, "err", err)
+		writeError(ctx, fasthttp.StatusInternalServerError, errInternal)
+		return
+	}
+	b = append(b, `,"action":"pow","pow":{"token":`...)
+	b = jsonenc.String(b, token)
+	b = append(b, `,"seed":"`...)
+	b = append(b, challenge.SeedHex(c)...)
+	b = append(b, `","bits":`...)
+	b = strconv.AppendInt(b, int64(c.Bits), 10)
+	b = append(b, `,"puzzles":`...)
+	b = strconv.AppendInt(b, int64(c.Puzzles), 10)
+	b = append(b, `,"expires_at":`...)
+	b = appendTime(b, c.ExpiresAt)
+	b = append(b, `}`...)
+	if ev.Challenge.NoJSCaptcha && ev.Challenge.Captcha != nil {
+		b = append(b, `,"captcha":`...)
+		wb, _ := json.Marshal(ev.Challenge.Captcha.Widget())
+		b = append(b, wb...)
+	}
+	b = append(b, '}')
+	writeJSON(ctx, b)
+}
+
+func writeJSON(ctx *fasthttp.RequestCtx, b []byte) {
+	ctx.Response.Header.SetContentTypeBytes(contentJSON)
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.Response.SetBody(b)
+}
+
+// powSolution is the join body's "pow".
+type powSolution struct {
+	Token  string   `json:"token"`
+	Nonces []uint64 `json:"nonces"`
+}
+
+// admitJoin runs the bot defence on a join: it verifies the solution the
+// join carries and says whether the visitor joins the real queue (true),
+// the shadow queue (shadow), or is refused (ok false, response written).
+func (p *Proxy) admitJoin(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, req *joinRequest, now time.Time) (shadow, ok bool) {
+	ch := ev.Challenge
+	refuse := func(status int, reason string, e *apiError) (bool, bool) {
+		p.dm.refusals.WithLabelValues(ev.ID, reason).Inc()
+		writeError(ctx, status, e)
+		return false, false
+	}
+	hasPoW := len(req.PoW) > 0 && string(req.PoW) != "null"
+	switch {
+	case hasPoW:
+		var sol powSolution
+		if err := json.Unmarshal(req.PoW, &sol); err != nil || sol.Token == "" {
+			return refuse(fasthttp.StatusBadRequest, "invalid", errChallengeInvalid)
+		}
+		c, err := p.opts.Defence.PoW.Verify(sol.Token, sol.Nonces, ev.ID,
+			challengeBinding(ctx.Request.Header.UserAgent(), ip), now)
+		switch {
+		case errors.Is(err, challenge.ErrExpired):
+			return refuse(fasthttp.StatusForbidden, "expired", errChallengeExpired)
+		case err != nil:
+			return refuse(fasthttp.StatusForbidden, "invalid", errChallengeInvalid)
+		}
+		dec := ch.Policy.Decide(int(c.Score))
+		switch dec.Apply {
+		case challenge.ActionBlock:
+			return refuse(fasthttp.StatusForbidden, "blocked", errBlocked)
+		case challenge.ActionCaptcha:
+			if ch.Captcha != nil && !p.captchaPassed(ctx, ev, ip, req.Captcha, refuse) {
+				return false, false
+			}
+		}
+		if err := p.opts.Defence.PoW.Redeem(p.base, c); err != nil {
+			if errors.Is(err, challenge.ErrReplayed) {
+				return refuse(fasthttp.StatusConflict, "replayed", errChallengeUsed)
+			}
+			p.log.Warn("proxy: the replay guard failed", "event", ev.ID, "err", err)
+			ctx.Response.Header.Set("Retry-After", "5")
+			writeError(ctx, fasthttp.StatusServiceUnavailable, errUnavailable)
+			return false, false
+		}
+		return dec.Apply == challenge.ActionShadow, true
+	case req.Captcha != "" && ch.Captcha != nil:
+		// The CAPTCHA-only path: the captcha band, or (when configured)
+		// visitors without JavaScript. The score is taken now.
+		dec, _ := p.decide(ctx, ev, ip, now)
+		switch {
+		case dec.Apply == challenge.ActionBlock:
+			return refuse(fasthttp.StatusForbidden, "blocked", errBlocked)
+		case dec.Apply != challenge.ActionCaptcha && dec.Apply != challenge.ActionShadow && !ch.NoJSCaptcha:
+			return refuse(fasthttp.StatusForbidden, "no_challenge", errChallengeNeeded)
+		}
+		if !p.captchaPassed(ctx, ev, ip, req.Captcha, refuse) {
+			return false, false
+		}
+		return dec.Apply == challenge.ActionShadow, true
+	}
+	return refuse(fasthttp.StatusForbidden, "no_challenge", errChallengeNeeded)
+}
+
+// captchaPassed verifies a CAPTCHA token, writing the refusal when it
+// fails.
+func (p *Proxy) captchaPassed(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, token string,
+	refuse func(int, string, *apiError) (bool, bool)) bool {
+	if token == "" {
+		refuse(fasthttp.StatusForbidden, "captcha_failed", errCaptchaNeeded)
+		return false
+	}
+	vctx, cancel := context.WithTimeout(p.base, 10*time.Second)
+	err := ev.Challenge.Captcha.Verify(vctx, token, ip)
+	cancel()
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, challenge.ErrCaptchaUnavailable):
+		p.log.Warn("proxy: the CAPTCHA provider is unavailable", "event", ev.ID, "err", err)
+		p.dm.refusals.WithLabelValues(ev.ID, "captcha_unavailable").Inc()
+		ctx.Response.Header.Set("Retry-After", "5")
+		writeError(ctx, fasthttp.StatusServiceUnavailable, errUnavailable)
+		return false
+	default:
+		refuse(fasthttp.StatusForbidden, "captcha_failed", errCaptchaFailed)
+		return false
+	}
+}
+
+// Shadow queue. A shadowed visitor's ticket is signed like any other, but
+// its visitor id carries a mark only the key holder can compute: 12
+// random bytes, then 4 bytes of SHA-256(key, event, those 12). The engine
+// never hears of them; their status is made up from the real queue's
+// figures and never reaches the front.
+
+// shadowTag computes the mark of id's first 12 bytes for event.
+func shadowTag(key []byte, event string, id *admission.VisitorID) [4]byte {
+	var buf [256]byte
+	b := append(buf[:0], key...)
+	b = append(b, 0)
+	b = append(b, event...)
+	b = append(b, 0)
+	b = append(b, id[:12]...)
+	sum := sha256.Sum256(b)
+	return [4]byte(sum[:4])
+}
+
+// isShadow reports whether t is a shadow ticket.
+func (p *Proxy) isShadow(ev *event, t *admission.Ticket) bool {
+	if ev.Challenge == nil || p.opts.Defence == nil {
+		return false
+	}
+	tag := shadowTag(p.opts.Defence.ShadowKey, ev.ID, &t.Visitor)
+	return bytes.Equal(tag[:], t.Visitor[12:])
+}
+
+// shadowTicket mints a shadow ticket for ev.
+func (p *Proxy) shadowTicket(ev *event, binding string, now time.Time) (admission.Ticket, error) {
+	var v admission.VisitorID
+	if _, err := randRead(v[:12]); err != nil {
+		return admission.Ticket{}, err
+	}
+	tag := shadowTag(p.opts.Defence.ShadowKey, ev.ID, &v)
+	copy(v[12:], tag[:])
+	tranche := 0
+	if !now.Before(ev.cfg.OnSaleAt) && ev.cfg.Tranche > 0 {
+		tranche = int(now.Sub(ev.cfg.OnSaleAt)/ev.cfg.Tranche) + 1
+	}
+	exp := now.Add(48 * time.Hour)
+	if !ev.cfg.ClosesAt.IsZero() {
+		exp = ev.cfg.ClosesAt.Add(ev.cfg.SessionDuration)
+	}
+	return admission.Ticket{Event: ev.ID, Visitor: v, Lane: admission.PublicLane, Tranche: tranche,
+		Binding: binding, IssuedAt: now.Truncate(time.Second), ExpiresAt: exp.Truncate(time.Second)}, nil
+}
+
+// shadowStatus is a shadow ticket's status: the back of the real queue,
+// as long as the event sells; its true end when it stops.
+func (p *Proxy) shadowStatus(ev *event, t *admission.Ticket, now time.Time) admission.Status {
+	f := p.engine.Figures(ev.ID)
+	st := admission.Status{Event: ev.ID, Lane: t.Lane, OnSaleAt: ev.cfg.OnSaleAt, Position: -1,
+		ETA: admission.ETA{Seconds: -1, Low: -1, High: -1}, Refresh: admission.DefaultRefresh}
+	switch f.State {
+	case admission.StateSoldOut:
+		st.Kind, st.Refresh = admission.StatusSoldOut, time.Minute
+		return st
+	case admission.StateClosed:
+		st.Kind, st.Reason, st.Refresh = admission.StatusClosed, "closed", time.Minute
+		return st
+	case admission.StatePaused:
+		st.Kind = admission.StatusPaused
+		return st
+	}
+	if now.Before(ev.cfg.OnSaleAt) {
+		st.Kind, st.DrawAt = admission.StatusWaitingForDraw, ev.cfg.OnSaleAt
+		return st
+	}
+	l := f.Lanes[admission.PublicLane]
+	// Behind everyone, plus a steady few hundred that depend on the id,
+	// so two shadowed bots do not see the same figure.
+	ahead := int64(l.Waiting) + int64(l.Undrawn) + 100 + int64(binary.BigEndian.Uint16(t.Visitor[:2])%400)
+	st.Kind, st.Position = admission.StatusWaiting, ahead
+	if l.RateMid > 0 {
+		st.ETA = admission.ETA{Seconds: int(float64(ahead) / l.RateMid), Low: int(float64(ahead) / max(l.RateHigh, l.RateMid)),
+			High: int(float64(ahead) / max(l.RateLow, l.RateMid/4))}
+	}
+	return st
+}
+
+// shadowJoin answers a join the bot defence shadows: a ticket like any
+// other, into a queue that never moves.
+func (p *Proxy) shadowJoin(ctx *fasthttp.RequestCtx, ev *event, binding string, now time.Time) {
+	t, err := p.shadowTicket(ev, binding, now)
+	if err != nil {
+		p.log.Error("proxy: minting a shadow ticket failed", "event", ev.ID, "err", err)
+		writeError(ctx, fasthttp.StatusInternalServerError, errInternal)
+		return
+	}
+	if !p.setTicket(ctx, ev, t) {
+		return
+	}
+	ev.counts.joins("shadowed").Inc()
+	st := p.shadowStatus(ev, &t, now)
+	p.writeStatus(ctx, ev, &st, &t, nil)
+}
+
+// notify tells Options.Notify, if set.
+func (p *Proxy) notify(n Notice) {
+	if p.opts.Notify != nil {
+		p.opts.Notify(n)
+	}
+}
+
+// randRead fills b from crypto/rand.
+var randRead = rand.Read
