@@ -1,9 +1,12 @@
 package proxy
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"strings"
 	"testing"
 
@@ -50,8 +53,10 @@ func withDefence(t testing.TB, b challenge.Bands) rigOption {
 			t.Fatal(err)
 		}
 		o.Defence = &Defence{PoW: pow, Scorer: sc, ShadowKey: []byte(testSecret)}
-		o.Events[0].Challenge = &EventChallenge{Policy: challenge.Policy{Bands: b},
-			Light: Work{Bits: 4, Puzzles: 4}, Heavy: Work{Bits: 6, Puzzles: 4}}
+		for i := range o.Events {
+			o.Events[i].Challenge = &EventChallenge{Policy: challenge.Policy{Bands: b},
+				Light: Work{Bits: 4, Puzzles: 4}, Heavy: Work{Bits: 6, Puzzles: 4}}
+		}
 	}
 }
 
@@ -118,7 +123,7 @@ func TestChallengeJoin(t *testing.T) {
 	// Without a solution, or with a broken one, nobody joins.
 	for name, b := range map[string]string{
 		"no solution":   `{"event":"show"}`,
-		"wrong nonces":  strings.Replace(body, `"nonces":[`, `"nonces":[1`, 1),
+		"wrong nonces":  unsolved(t, a),
 		"too few":       fmt.Sprintf(`{"event":"show","pow":{"token":%q,"nonces":[0]}}`, a.PoW.Token),
 		"forged token":  strings.Replace(body, a.PoW.Token[:8], "AAAAAAAA", 1),
 		"not an object": `{"event":"show","pow":"x"}`,
@@ -151,8 +156,12 @@ func TestChallengeJoin(t *testing.T) {
 	}
 	// For another event it is not valid either.
 	res = other.do(t, "POST", r.url+"/_wr/api/join", solve(t, a2, "other"), chromeHeaders...)
-	if res.status != 200 { // "other" has no challenge: the pow field is ignored
-		t.Fatalf("other event: %d %s", res.status, res.body)
+	if res.status != 403 || !strings.Contains(res.body, "challenge_invalid") {
+		t.Fatalf("a solution for another event: %d %s", res.status, res.body)
+	}
+	// Still good for its own.
+	if res := other.do(t, "POST", r.url+"/_wr/api/join", solve(t, a2, "show"), chromeHeaders...); res.status != 200 {
+		t.Fatalf("the solution for its own event: %d %s", res.status, res.body)
 	}
 	if n := counterValue(t, r.reg, "waitroom_challenge_refusals_total", map[string]string{"event": "show", "reason": "replayed"}); n != 1 {
 		t.Fatalf("replayed refusals counted %v", n)
@@ -222,4 +231,27 @@ func TestDryRunAppliesOnlyLightWork(t *testing.T) {
 	if n := counterValue(t, r.reg, "waitroom_challenge_decisions_total", map[string]string{"event": "show", "action": "block", "applied": "light_pow"}); n != 1 {
 		t.Fatalf("dry-run decisions %v", n)
 	}
+}
+
+// unsolved is a join body for a whose first nonce does not solve its
+// sub-puzzle.
+func unsolved(t *testing.T, a challengeAnswer) string {
+	t.Helper()
+	var msg [28]byte
+	if _, err := hex.Decode(msg[:16], []byte(a.PoW.Seed)); err != nil {
+		t.Fatal(err)
+	}
+	var seed [16]byte
+	copy(seed[:], msg[:16])
+	nonces := challenge.Solve(seed, a.PoW.Bits, a.PoW.Puzzles)
+	for n := uint64(0); ; n++ {
+		binary.BigEndian.PutUint64(msg[20:], n)
+		sum := sha256.Sum256(msg[:])
+		if bits.LeadingZeros32(binary.BigEndian.Uint32(sum[:4])) < int(a.PoW.Bits) {
+			nonces[0] = n
+			break
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"event": "show", "pow": map[string]any{"token": a.PoW.Token, "nonces": nonces}})
+	return string(b)
 }

@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
@@ -156,6 +159,16 @@ type tabConfig struct {
 	width, height  int64
 	phone          bool
 	allowErrors    bool
+	desktopChrome  bool
+}
+
+// AsDesktopChrome makes the tab look like the desktop Chrome a person
+// runs: the User-Agent and the client hints (Sec-CH-UA) without the
+// "HeadlessChrome" marks headless Chromium sends by default, for the same
+// version. Bot-defence tests use it for the person; a tab without it is
+// the headless browser with a default profile.
+func AsDesktopChrome() TabOption {
+	return func(c *tabConfig) { c.desktopChrome = true }
 }
 
 // WithAcceptLanguage sends Accept-Language: v with every request of the
@@ -234,6 +247,24 @@ func (b *Browser) NewTab(t testing.TB, opts ...TabOption) context.Context {
 			_, err := chromedp.Call(ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{
 				Headers: network.Headers{"Accept-Language": c.acceptLanguage},
 			})
+			return err
+		}))
+	}
+	if c.desktopChrome {
+		steps = append(steps, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			v, err := chromedp.Call(ctx, browser.GetVersion, cdp.Empty{})
+			if err != nil {
+				return err
+			}
+			ua := strings.ReplaceAll(v.UserAgent, "HeadlessChrome", "Chrome")
+			full := strings.TrimPrefix(v.Product, "HeadlessChrome/")
+			major, _, _ := strings.Cut(full, ".")
+			brands := []*emulation.UserAgentBrandVersion{{Brand: "Chromium", Version: major},
+				{Brand: "Google Chrome", Version: major}, {Brand: "Not_A Brand", Version: "24"}}
+			_, err = chromedp.Call(ctx, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
+				UserAgent: ua, Platform: "Linux x86_64", AcceptLanguage: c.acceptLanguage,
+				UserAgentMetadata: &emulation.UserAgentMetadata{Brands: brands, FullVersionList: brands,
+					Platform: "Linux", PlatformVersion: "6.1.0", Architecture: "x86", Bitness: "64"}})
 			return err
 		}))
 	}
