@@ -38,21 +38,23 @@ func (a Action) Valid() bool {
 // Default band thresholds. They are read against the default signal set
 // (headers 60, rate 40, ja4 30 score points at full suspicion):
 //
-//   - DefaultHeavyPoW 30: half the headers signal, such as a Chromium
-//     user agent without client hints or fetch metadata (0.8 × 60 = 48),
-//     or a visitor at three quarters of the per-IP hard rate limit
+//   - DefaultHeavyPoW 30: about half the headers signal, such as a
+//     Chromium user agent without client hints (0.8 × 60 = 48) or a
+//     missing Accept-Language (0.5 × 60 = 30), or a visitor three
+//     quarters of the way from the soft to the hard per-IP rate limit
 //     (0.75 × 40 = 30). One odd trait costs a visitor seconds of CPU,
 //     nothing more: the heavy proof of work is the cheap doubt.
 //   - DefaultCaptcha 60: a declared automation tool or headless browser
-//     (1 × 60) alone reaches it, as do two independent signals at half
-//     strength together. A person who trips it can still get through.
-//   - DefaultShadow 80: needs strong evidence from at least two signals
-//     (a tool user agent and a rate at half the hard limit: 60 + 20). The
+//     (1 × 60) alone reaches it, as do two independent signals at about
+//     half strength together. A person who trips it can still get
+//     through.
+//   - DefaultShadow 80: needs strong evidence from two signals, such as a
+//     tool user agent and a rate halfway to the hard limit (60 + 20). The
 //     shadow queue is silent, so it is kept for requests no person makes.
-//   - DefaultBlock 95: practically every signal at full suspicion, or an
-//     operator's known-bad list with a high weight. A block tells the
-//     client it was caught, so it is the last resort; the shadow queue
-//     wastes a bot's time better.
+//   - DefaultBlock 95: a declared tool at the hard rate limit (60 + 40),
+//     or an operator's known-bad list with a high weight. A block tells
+//     the client it was caught, so it is the last resort: the shadow
+//     queue wastes a bot's time better.
 const (
 	DefaultHeavyPoW = 30
 	DefaultCaptcha  = 60

@@ -16,33 +16,6 @@ import (
 	"time"
 )
 
-// Proof of work
-//
-// A challenge asks for K independent sub-puzzles (K = Puzzles). Each is
-// solved by a nonce n, 0 <= n < 2^53, such that
-//
-//	SHA-256(seed (16 bytes) || uint32be(i) (4) || uint64be(n) (8))
-//
-// starts with at least Bits zero bits, where i is the sub-puzzle's index
-// (0..K-1) and seed the first 16 bytes of the token's MAC. The message is
-// 28 bytes: one SHA-256 block.
-//
-// Expected work: a sub-puzzle takes a geometric number of hashes with
-// mean 2^Bits and standard deviation just under 2^Bits, so a challenge
-// takes K·2^Bits hashes on average, with a relative spread (standard
-// deviation over mean) of about 1/√K: ±25% for K=16, ±12.5% for K=64,
-// where a single puzzle of the same mean work would spread ±100% and
-// leave some visitors waiting many times longer than others. Verification
-// costs K hashes and one HMAC whatever Bits is.
-//
-// Token, big endian, then base64url without padding:
-//
-//	version 0x01 (1) | len(event) (1) | event | binding (16) |
-//	issued_at unix s (8) | expires_at unix s (8) | bits (1) |
-//	puzzles (1) | score (1) | id (16) | mac (32)
-//
-// mac = HMAC-SHA256(key, "waitroom/pow/v1\x00" || every byte before mac).
-
 // Limits of a challenge's parameters.
 const (
 	// MinKeySize is the shortest PoW key NewPoW accepts, in bytes.
@@ -100,8 +73,8 @@ type Challenge struct {
 	Event string
 	// Binding ties the challenge to a device (a hash the proxy computes).
 	Binding [16]byte
-	// IssuedAt and ExpiresAt, whole seconds (the token stores unix
-	// seconds); the challenge is valid while now is before ExpiresAt.
+	// IssuedAt and ExpiresAt, in UTC and whole seconds (the token stores
+	// unix seconds); the challenge is valid while now is before ExpiresAt.
 	IssuedAt, ExpiresAt time.Time
 	// Bits is the number of leading zero bits each sub-puzzle's hash
 	// needs, 1 to MaxBits.
@@ -140,6 +113,32 @@ type IssueParams struct {
 
 // PoW issues and verifies proof-of-work challenges under one key. It is
 // safe for concurrent use.
+//
+// A challenge asks for K independent sub-puzzles (K = Puzzles). Each is
+// solved by a nonce n, 0 <= n < 2^53, such that
+//
+//	SHA-256(seed (16 bytes) || uint32be(i) (4) || uint64be(n) (8))
+//
+// starts with at least Bits zero bits, where i is the sub-puzzle's index
+// (0..K-1) and seed the first 16 bytes of the token's MAC. The message is
+// 28 bytes: one SHA-256 block.
+//
+// Expected work: a sub-puzzle takes a geometric number of hashes with
+// mean 2^Bits and a standard deviation just under 2^Bits, so a challenge
+// takes K·2^Bits hashes on average, with a relative spread (standard
+// deviation over mean) of about 1/√K: ±25% for K=16, ±12.5% for K=64,
+// where one puzzle of the same mean work would spread ±100% and leave
+// some visitors waiting several times longer than others. Verification
+// costs K hashes and one HMAC, whatever Bits is.
+//
+// The token is, big endian, then base64url without padding:
+//
+//	version 0x01 (1) | len(event) (1) | event | binding (16) |
+//	issued_at unix s (8) | expires_at unix s (8) | bits (1) |
+//	puzzles (1) | score (1) | id (16) | mac (32)
+//
+// with mac = HMAC-SHA256(key, "waitroom/pow/v1\x00" || every byte
+// before mac).
 type PoW struct {
 	guard ReplayGuard
 	// macs holds *powState: an HMAC-SHA256 keyed once (its Reset restores
@@ -147,13 +146,14 @@ type PoW struct {
 	macs sync.Pool
 }
 
-// powState is one pooled HMAC with the buffers a verification needs, so
-// that Verify allocates nothing.
+// powState is one pooled HMAC with the buffers a verification and a
+// redemption need, so that they allocate nothing.
 type powState struct {
 	mac hash.Hash
 	buf [len(powDomain) + powMaxRaw]byte // domain || token bytes
 	tok [powMaxToken]byte
 	sum [sha256.Size]byte
+	id  [16]byte
 }
 
 // NewPoW returns a PoW signing with key (at least MinKeySize bytes, kept
@@ -199,8 +199,8 @@ func (p *PoW) Issue(ip IssueParams) (token string, c Challenge, err error) {
 	if exp.Nanosecond() != 0 {
 		expSec++
 	}
-	c = Challenge{Event: ip.Event, Binding: ip.Binding, IssuedAt: time.Unix(now.Unix(), 0),
-		ExpiresAt: time.Unix(expSec, 0), Bits: ip.Bits, Puzzles: ip.Puzzles, Score: ip.Score}
+	c = Challenge{Event: ip.Event, Binding: ip.Binding, IssuedAt: time.Unix(now.Unix(), 0).UTC(),
+		ExpiresAt: time.Unix(expSec, 0).UTC(), Bits: ip.Bits, Puzzles: ip.Puzzles, Score: ip.Score}
 	rand.Read(c.ID[:]) // never fails (it crashes the program instead)
 	token = p.encode(&c)
 	return token, c, nil
@@ -267,7 +267,7 @@ func (s *powState) decode(token string, c *Challenge) ([]byte, error) {
 	copy(c.Binding[:], f[0:16])
 	issued := int64(binary.BigEndian.Uint64(f[16:24]))
 	expires := int64(binary.BigEndian.Uint64(f[24:32]))
-	c.IssuedAt, c.ExpiresAt = time.Unix(issued, 0), time.Unix(expires, 0)
+	c.IssuedAt, c.ExpiresAt = time.Unix(issued, 0).UTC(), time.Unix(expires, 0).UTC()
 	c.Bits, c.Puzzles, c.Score = f[32], f[33], f[34]
 	copy(c.ID[:], f[35:51])
 	copy(c.Seed[:], raw[body:body+powSeedBytes])
@@ -339,7 +339,12 @@ func solves(msg *[28]byte, nbits uint8) bool {
 // and an error wrapping ErrReplayed after that; other errors are the
 // guard's (its store unreachable). Call it after Verify succeeds.
 func (p *PoW) Redeem(ctx context.Context, c Challenge) error {
-	ok, err := p.guard.Redeem(ctx, c.ID[:], c.ExpiresAt)
+	// The id goes to the guard from a pooled buffer: a slice handed to
+	// an interface escapes, and guards keep no reference to it.
+	s := p.macs.Get().(*powState)
+	s.id = c.ID
+	ok, err := p.guard.Redeem(ctx, s.id[:], c.ExpiresAt)
+	p.macs.Put(s)
 	switch {
 	case err != nil:
 		return fmt.Errorf("challenge: redeeming: %w", err)
@@ -351,7 +356,7 @@ func (p *PoW) Redeem(ctx context.Context, c Challenge) error {
 
 // Solve finds the nonces solving a challenge of seed, bits and puzzles:
 // the answer Verify wants, nonces[i] being the smallest solving
-// sub-puzzle i. It takes puzzles·2^bits hashes on average (see above), so
+// sub-puzzle i. It takes puzzles·2^bits hashes on average (see PoW), so
 // it is for tests, benchmarks and tools, with small bits.
 func Solve(seed [16]byte, nbits, puzzles uint8) []uint64 {
 	out := make([]uint64, puzzles)

@@ -103,7 +103,7 @@ func TestRoundTrip(t *testing.T) {
 			}
 			want := challenge.Challenge{Event: p.Event, Binding: p.Binding, Bits: p.Bits, Puzzles: p.Puzzles,
 				Score: p.Score, ID: issued.ID, Seed: issued.Seed,
-				IssuedAt: time.Unix(p.Now.Unix(), 0), ExpiresAt: issued.ExpiresAt}
+				IssuedAt: time.Unix(p.Now.Unix(), 0).UTC(), ExpiresAt: issued.ExpiresAt}
 			if issued != want {
 				t.Fatalf("Issue = %+v, want %+v", issued, want)
 			}
@@ -495,6 +495,40 @@ func TestSolve(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRedeemAllocs: redeeming in the memstore guard allocates nothing
+// (once its exact set has stopped growing).
+func TestRedeemAllocs(t *testing.T) {
+	if powRace {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
+	g := memstore.New(memstore.Options{Window: params().TTL, MaxExact: 64})
+	defer g.Close()
+	pow, err := challenge.NewPoW(testKey, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := params()
+	p.Now = time.Now()
+	_, c, _ := issue(t, pow, p)
+	var n uint64
+	redeem := func() {
+		n++
+		binary.BigEndian.PutUint64(c.ID[8:], n)
+		if err := pow.Redeem(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 200 {
+		redeem()
+	}
+	if a := testing.AllocsPerRun(500, redeem); a != 0 {
+		t.Fatalf("Redeem allocates %.1f times per call", a)
+	}
+	if a := testing.AllocsPerRun(100, func() { pow.Redeem(context.Background(), c) }); a != 0 {
+		t.Fatalf("Redeem of a replay allocates %.1f times per call", a)
 	}
 }
 

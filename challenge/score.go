@@ -175,6 +175,16 @@ func (s *Scorer) Score(ctx context.Context, r *Request) Result {
 				done[sr.i] = true
 				add(&s.slow[sr.i], sr.f, sr.err)
 			case <-ctx.Done():
+				// Take the answers that are in; the rest are late.
+				for drained := false; !drained; {
+					select {
+					case sr := <-results:
+						done[sr.i] = true
+						add(&s.slow[sr.i], sr.f, sr.err)
+					default:
+						drained = true
+					}
+				}
 				for i := range s.slow {
 					if !done[i] {
 						add(&s.slow[i], Finding{}, fmt.Errorf("challenge: signal did not answer in time: %w", context.Cause(ctx)))

@@ -260,8 +260,8 @@ const (
 // headerIndex is where each header of interest first appears among the
 // regular (non-pseudo) headers, -1 if absent, with its value.
 type headerIndex struct {
-	pos         [hKinds]int
-	val         [hKinds]string
+	pos        [hKinds]int
+	val        [hKinds]string
 	first      hdrKind // kind of the first regular header
 	firstOther hdrKind // kind of the first regular header that is not Host
 	anyRegular bool

@@ -78,7 +78,7 @@ type RateOptions struct {
 // into it. IPv4-mapped IPv6 addresses count as IPv4. A request without an
 // address is not judged.
 //
-// Memory is bounded by MaxKeys per table (about 150 bytes a key). It is
+// Memory is bounded by MaxKeys per table (about 160 bytes a key). It is
 // safe for concurrent use.
 type RateSignal struct {
 	window      int64 // nanoseconds

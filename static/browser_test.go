@@ -60,6 +60,12 @@ func newScriptedAPI(t testing.TB, pages *static.Pages, st apiState) *scriptedAPI
 	a := &scriptedAPI{t: t, pages: pages, st: st}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /_wr/api/join", a.join)
+	// The page asks what the bot defence wants before every join; these
+	// tests run without one (the real one is internal/app's browser test).
+	mux.HandleFunc("GET /_wr/api/challenge", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"event":%q,"action":"none"}`, r.URL.Query().Get("event"))
+	})
 	mux.HandleFunc("GET /_wr/api/status", a.status)
 	mux.HandleFunc("GET /_wr/static/{name}", a.asset)
 	mux.HandleFunc("GET /busy", func(w http.ResponseWriter, r *http.Request) {

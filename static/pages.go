@@ -75,6 +75,10 @@ type TemplateData struct {
 	// Prefix/static/ with content-hashed names, for templates that would
 	// rather link them (served by Asset, cacheable as immutable).
 	StyleURL, ScriptURL string
+	// PowJSURL and PowWorkerURL are the proof-of-work solver (pow.js) and
+	// its Web Worker (pow-worker.js) under Prefix/static/ with
+	// content-hashed names; see pow.go.
+	PowJSURL, PowWorkerURL string
 	// RetrySeconds is BusyRetrySeconds: the busy page's script retries
 	// after 0.6 to 1.4 times it.
 	RetrySeconds int
@@ -100,6 +104,12 @@ type ScriptConfig struct {
 	PositionDisplay string `json:"position_display"`
 	// Texts are the texts the script shows, by key, overrides applied.
 	Texts map[string]string `json:"texts"`
+	// PowJS is the URL of the proof-of-work solver (pow.js), to load with
+	// a <script> element before calling waitroomSolve.
+	PowJS string `json:"pow_js"`
+	// PowWorker is the URL of its Web Worker (pow-worker.js), waitroomSolve's
+	// worker option.
+	PowWorker string `json:"pow_worker"`
 }
 
 // Pages are every event's pre-rendered waiting-room pages and the static
@@ -110,6 +120,7 @@ type Pages struct {
 	site   *eventPages // busy pages; blocked pages outside any event
 	assets map[string]asset
 	csp    string
+	pow    powScripts
 }
 
 // eventPages are one event's pages, indexed like languages.
@@ -136,6 +147,7 @@ type templates struct {
 type builtin struct {
 	roomJS, busyJS, css []byte
 	jsName, cssName     string
+	pow                 powScripts
 }
 
 func loadBuiltin() builtin {
@@ -149,6 +161,7 @@ func loadBuiltin() builtin {
 	b := builtin{roomJS: compactJS(read("room.js")), busyJS: compactJS(read("busy.js")), css: read("room.css")}
 	b.jsName = hashedName("room", ".js", b.roomJS)
 	b.cssName = hashedName("room", ".css", b.css)
+	b.pow = loadPow(read)
 	return b
 }
 
@@ -230,9 +243,11 @@ func New(cfgs []PageConfig) (*Pages, error) {
 	}
 
 	p := &Pages{events: make(map[string]*eventPages, len(rs)), assets: map[string]asset{
-		b.jsName:  {body: b.roomJS, contentType: "text/javascript; charset=utf-8"},
-		b.cssName: {body: b.css, contentType: "text/css; charset=utf-8"},
-	}}
+		b.jsName:         {body: b.roomJS, contentType: "text/javascript; charset=utf-8"},
+		b.cssName:        {body: b.css, contentType: "text/css; charset=utf-8"},
+		b.pow.solverName: {body: b.pow.solver, contentType: "text/javascript; charset=utf-8"},
+		b.pow.workerName: {body: b.pow.worker, contentType: "text/javascript; charset=utf-8"},
+	}, pow: b.pow}
 	csp := newPolicy()
 	for i, r := range rs {
 		ev, err := render(r, tmplFor(r), b, false, csp)
@@ -345,6 +360,8 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 			T: texts, Vars: vars, Style: template.CSS(b.css),
 			StyleURL:     r.Prefix + "/static/" + b.cssName,
 			ScriptURL:    r.Prefix + "/static/" + b.jsName,
+			PowJSURL:     r.Prefix + "/static/" + b.pow.solverName,
+			PowWorkerURL: r.Prefix + "/static/" + b.pow.workerName,
 			RetrySeconds: BusyRetrySeconds, RefreshSeconds: 2 * BusyRetrySeconds,
 		}
 		exec := func(tm *template.Template, script []byte) ([]byte, error) {
@@ -363,6 +380,7 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 		var err error
 		if !site {
 			d.Config = scriptConfig(r, lang, texts)
+			d.Config.PowJS, d.Config.PowWorker = d.PowJSURL, d.PowWorkerURL
 			if ev.room[li], err = exec(t.room, b.roomJS); err != nil {
 				return nil, err
 			}
@@ -469,8 +487,9 @@ func (p *Pages) AssetNames() []string {
 
 // CSP returns the Content-Security-Policy for every page of p: no source
 // but the pages' own inline script and style blocks (by SHA-256 hash),
-// same-origin resources, same-origin fetches, and the logos' https
-// origins for images; no framing, no <base>, no plugins. It is the same
+// same-origin resources, same-origin fetches and Web Workers (the
+// proof-of-work solver's), and the logos' https origins for images; no
+// framing, no <base>, no plugins. It is the same
 // for every page, so it can be set as a fixed header.
 func (p *Pages) CSP() string { return p.csp }
 
@@ -528,7 +547,7 @@ func (c *policy) String() string {
 	for _, o := range slices.Sorted(maps.Keys(c.img)) {
 		b.WriteString(" " + o)
 	}
-	b.WriteString("; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+	b.WriteString("; worker-src 'self'; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 	return b.String()
 }
 

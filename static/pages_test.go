@@ -45,14 +45,16 @@ func TestGoldenRoomPage(t *testing.T) {
 	t.Logf("default room page: %d bytes, %d gzipped", len(got), len(p.RoomGzip("summer", nil)))
 }
 
-// The page is meant for phones on slow networks: keep it small.
+// The page is meant for phones on slow networks: keep it small. (The
+// bot defence's join flow took it from 8 to 9 KiB gzipped; the solver
+// itself is loaded only when a challenge asks for work.)
 func TestPageSizeBudget(t *testing.T) {
 	p := mustNew(t, summer())
 	for _, lang := range Languages() {
 		raw, gz := p.Room("summer", []byte(lang)), p.RoomGzip("summer", []byte(lang))
 		t.Logf("%s: %d bytes, %d gzipped", lang, len(raw), len(gz))
-		if len(raw) > 24<<10 || len(gz) > 8<<10 {
-			t.Errorf("%s page is %d bytes (%d gzipped): over the budget of 24 KiB (8 KiB gzipped)", lang, len(raw), len(gz))
+		if len(raw) > 26<<10 || len(gz) > 9<<10 {
+			t.Errorf("%s page is %d bytes (%d gzipped): over the budget of 26 KiB (9 KiB gzipped)", lang, len(raw), len(gz))
 		}
 	}
 }
@@ -475,10 +477,13 @@ func strs(bs [][]byte) []string {
 func TestAssets(t *testing.T) {
 	p := mustNew(t, summer())
 	names := p.AssetNames()
-	if len(names) != 2 {
+	if len(names) != 4 {
 		t.Fatalf("assets %v", names)
 	}
 	for _, name := range names {
+		if strings.HasPrefix(name, "pow") {
+			continue // the proof-of-work scripts: see TestPowAssets
+		}
 		body, ct, ok := p.Asset([]byte(name))
 		if !ok || len(body) == 0 {
 			t.Fatalf("Asset(%s) missing", name)

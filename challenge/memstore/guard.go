@@ -13,6 +13,9 @@ import (
 	"github.com/waitroom/waitroom/challenge"
 )
 
+// WindowSlack is added to Options.Window to make the filters' period.
+const WindowSlack = time.Second
+
 // Defaults of Options.
 const (
 	// DefaultWindow suits challenges that live up to ten minutes.
@@ -22,7 +25,7 @@ const (
 	DefaultExpectedPerWindow = 1_000_000
 	// DefaultFalsePositiveRate: one fresh id in a million refused.
 	DefaultFalsePositiveRate = 1e-6
-	// DefaultMaxExact bounds the exact set (about 10 MB when full).
+	// DefaultMaxExact bounds the exact set (about 13 MB when full).
 	DefaultMaxExact = 100_000
 )
 
@@ -31,17 +34,20 @@ var (
 	// ErrClosed: the guard was closed.
 	ErrClosed = errors.New("memstore: replay guard closed")
 	// ErrFull: the exact set is full of ids that expire beyond the
-	// filters' reach (more than a window or two ahead), none of which
-	// can be dropped safely. Window is shorter than the ids' lifetime.
+	// filters' reach, none of which can be dropped safely: Window is
+	// shorter than the ids' lifetime.
 	ErrFull = errors.New("memstore: replay guard full of long-lived ids")
 )
 
 // Options configure a Guard. Zero fields take the defaults.
 type Options struct {
-	// Window is the filters' rotation period: the longest lifetime of
-	// the ids redeemed, normally the challenge TTL. An id that expires
-	// more than one to two windows ahead is held in the exact set only,
-	// which then never drops it before its expiry.
+	// Window is the longest lifetime of the ids redeemed, normally the
+	// challenge TTL. The filters rotate every Window plus WindowSlack, so
+	// that an id expiring up to that long after it is redeemed is always
+	// in a filter (challenge expiries are rounded up to whole seconds).
+	// An id that lives longer may expire beyond the filters' reach: it is
+	// then held in the exact set only, which never drops it before its
+	// expiry (and Redeem fails with ErrFull when such ids fill the set).
 	Window time.Duration
 	// ExpectedPerWindow is how many ids may expire within one window
 	// before the false-positive rate degrades.
@@ -106,7 +112,7 @@ func New(opts Options) *Guard {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	g := &Guard{now: opts.Now, window: int64(opts.Window), maxExact: opts.MaxExact,
+	g := &Guard{now: opts.Now, window: int64(opts.Window + WindowSlack), maxExact: opts.MaxExact,
 		exact: make(map[key]int64, min(opts.MaxExact, 1024))}
 	for i := range g.blooms {
 		g.blooms[i] = bloom.NewWithEstimates(opts.ExpectedPerWindow, opts.FalsePositiveRate)

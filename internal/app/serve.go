@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/waitroom/waitroom/plugins"
 	"log/slog"
 	"net"
 	"net/http"
@@ -54,6 +55,11 @@ type Waitroom struct {
 
 	lns     Listeners
 	closers []func() error
+
+	// fingerprints holds the JA4 of TLS connections (nil without TLS or
+	// bot defence).
+	fingerprints *proxy.Fingerprints
+	sinkList     []plugins.Sink
 }
 
 // NewServe builds everything cfg describes (validated for RoleProxy):
@@ -122,6 +128,12 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 	}
 	popts, err := w.proxyOptions(keys, pages)
 	if err != nil {
+		return nil, err
+	}
+	if err := w.defence(ctx, &popts); err != nil {
+		return nil, err
+	}
+	if popts.Notify, err = w.sinks(ctx); err != nil {
 		return nil, err
 	}
 	w.Proxy, err = proxy.New(popts)
@@ -196,6 +208,12 @@ func (w *Waitroom) listen() error {
 		} else if err := open(&w.lns.HTTPS, s.TLS.Listen); err != nil {
 			errs = append(errs, err)
 		} else {
+			tc.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+				if w.fingerprints != nil {
+					w.fingerprints.Observe(hello)
+				}
+				return nil, nil
+			}
 			w.lns.HTTPS = tls.NewListener(w.lns.HTTPS, tc)
 		}
 	}

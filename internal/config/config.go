@@ -31,6 +31,12 @@ type Config struct {
 	// The on-sales with a waiting room: schedule, queue, admission and the
 	// page visitors see.
 	Events []Event `yaml:"events"`
+	// Bot defence shared by the events whose challenge is on: the
+	// challenge key, risk signals, external scorer, CAPTCHA providers.
+	BotDefence BotDefence `yaml:"bot_defence"`
+	// Event sinks: plugins told of joins, admissions, holds, sales and
+	// sell-outs (webhook).
+	Sinks []Sink `yaml:"sinks"`
 }
 
 // Log configures waitroom's own log output.
@@ -186,6 +192,11 @@ func Default() *Config {
 		Admission: defaultAdmission(),
 		Origins:   []Origin{},
 		Routes:    []Route{},
-		Events:    []Event{},
+		BotDefence: BotDefence{
+			ChallengeTTL: Duration(DefaultChallengeTTL),
+			Captcha:      []NamedPlugin{},
+		},
+		Sinks:  []Sink{},
+		Events: []Event{},
 	}
 }

@@ -41,9 +41,10 @@ type Event struct {
 	// people ahead), approximate (rounded, "about 4,800 ahead of you") or
 	// hidden (only the estimated wait). Exact positions invite gaming.
 	PositionDisplay PositionDisplay `yaml:"position_display"`
-	// Bot defence at join: only off for now (proof of work and CAPTCHA
-	// come later).
-	Challenge Challenge `yaml:"challenge"`
+	// Bot defence at join: off, on, dry_run, or a mapping with the mode,
+	// score bands, proof-of-work sizes and CAPTCHA provider (see
+	// EventChallenge). Off lets anyone join with a plain POST.
+	Challenge EventChallenge `yaml:"challenge"`
 	// Id of the event in the seat-hold sidecar, linking the queue to its
 	// remaining seats: admission is bounded by them and the queue closes
 	// as sold out when none are left. Needs serve.inventory.url or
@@ -74,14 +75,6 @@ const (
 	PositionExact       PositionDisplay = "exact"
 	PositionApproximate PositionDisplay = "approximate"
 	PositionHidden      PositionDisplay = "hidden"
-)
-
-// Challenge is a value of events[].challenge.
-type Challenge string
-
-// Values of events[].challenge.
-const (
-	ChallengeOff Challenge = "off"
 )
 
 // Caps are hard limits on an event's admission.
@@ -187,7 +180,6 @@ func Languages() []Language { return []Language{LangEnglish, LangGerman, LangSpa
 const (
 	DefaultLandingPath     = "/"
 	DefaultPositionDisplay = PositionApproximate
-	DefaultChallenge       = ChallengeOff
 	DefaultLanguage        = LangEnglish
 )
 
@@ -201,7 +193,7 @@ func DefaultEvent() Event {
 		SessionDuration: Duration(admission.DefaultSessionDuration),
 		NoShowGrace:     Duration(admission.DefaultNoShowGrace),
 		PositionDisplay: DefaultPositionDisplay,
-		Challenge:       DefaultChallenge,
+		Challenge:       defaultEventChallenge(),
 		VisitorsPerSeat: admission.DefaultVisitorsPerSeat,
 		Controller: Controller{
 			Tick:            Duration(admission.DefaultTick),

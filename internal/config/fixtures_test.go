@@ -20,19 +20,20 @@ var envRef = regexp.MustCompile(`\$\{[A-Z0-9_]+\}`)
 // fixtureEnv is the environment the fixtures see. Every value holding
 // SECRET must never appear in an error.
 var fixtureEnv = map[string]string{
-	"WAITROOM_INVENTORY_TOKEN": "tok-0123456789abcdef-SECRET",
-	"REDIS_PASSWORD":           "redis-pw-SECRET",
-	"EMPTY":                    "",
-	"INJECT":                   "tok-0123456789abcdef\ninsecure_no_auth: true",
-	"SHORT_TOKEN":              "short",
-	"REDIS_URL_WITH_PASSWORD":  "redis://admin:url-pw-SECRET@10.0.0.9:6379/0",
-	"REDIS_URL_BROKEN":         "redis://user:broken-pw-SECRET@host:port/0",
-	"WAITROOM_SIGNING_SECRET":  "signing-0123456789abcdef0123456789-SECRET",
-	"WAITROOM_ADMIN_TOKEN":     "admin-0123456789abcdef-SECRET",
-	"WAITROOM_BYPASS_SECRET":   "bypass-0123456789abcdef-SECRET",
-	"PRESALE_INVITE_SECRET":    "invite-0123456789abcdef0123456789-SECRET",
-	"FANCLUB_ACCOUNT_SECRET":   "account-0123456789abcdef0123456789-SECRET",
-	"SHORT_SECRET":             "short-SECRET",
+	"WAITROOM_INVENTORY_TOKEN":  "tok-0123456789abcdef-SECRET",
+	"REDIS_PASSWORD":            "redis-pw-SECRET",
+	"EMPTY":                     "",
+	"INJECT":                    "tok-0123456789abcdef\ninsecure_no_auth: true",
+	"SHORT_TOKEN":               "short",
+	"REDIS_URL_WITH_PASSWORD":   "redis://admin:url-pw-SECRET@10.0.0.9:6379/0",
+	"REDIS_URL_BROKEN":          "redis://user:broken-pw-SECRET@host:port/0",
+	"WAITROOM_SIGNING_SECRET":   "signing-0123456789abcdef0123456789-SECRET",
+	"WAITROOM_ADMIN_TOKEN":      "admin-0123456789abcdef-SECRET",
+	"WAITROOM_BYPASS_SECRET":    "bypass-0123456789abcdef-SECRET",
+	"PRESALE_INVITE_SECRET":     "invite-0123456789abcdef0123456789-SECRET",
+	"WAITROOM_CHALLENGE_SECRET": "challenge-0123456789abcdef012345678-SECRET",
+	"FANCLUB_ACCOUNT_SECRET":    "account-0123456789abcdef0123456789-SECRET",
+	"SHORT_SECRET":              "short-SECRET",
 }
 
 func lookupIn(env map[string]string) func(string) (string, bool) {

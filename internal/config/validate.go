@@ -94,6 +94,7 @@ func ValidateFor(c *Config, roles Role) error {
 	v.origins("origins", c.Origins)
 	v.routes("routes", c)
 	v.events("events", c)
+	v.defence("bot_defence", &c.BotDefence, c)
 	return errors.Join(v.errs...)
 }
 

@@ -48,9 +48,6 @@ func (v *validator) event(p string, e *Event, c *Config) {
 	default:
 		v.fail(p+".position_display", "must be exact, approximate or hidden (got %q)", e.PositionDisplay)
 	}
-	if e.Challenge != ChallengeOff {
-		v.fail(p+".challenge", "must be off: proof of work and CAPTCHA are not available yet (got %q)", e.Challenge)
-	}
 	if e.InventoryEvent != "" {
 		if !inventory.ValidEventID(e.InventoryEvent) {
 			v.fail(p+".inventory_event", "must be a sidecar event id: 1 to %d characters from [A-Za-z0-9_.-], starting with a letter or digit (got %q)", inventory.MaxEventIDLen, e.InventoryEvent)

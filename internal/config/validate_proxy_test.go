@@ -593,13 +593,13 @@ func TestValidateEvents(t *testing.T) {
 			`events[0].landing_path: must be a path on this site, such as /events/summer ("/events#top" is not a plain path)`}},
 		{"durations and enums", func(e *Event) {
 			e.Tranche, e.SessionDuration, e.NoShowGrace = 0, -1, 0
-			e.PositionDisplay, e.Challenge = "rounded", "pow"
+			e.PositionDisplay, e.Challenge.Mode = "rounded", "pow"
 		}, []string{
 			"events[0].tranche: must be more than 0, such as 1s (got 0s)",
 			"events[0].session_duration: must be more than 0, such as 1s (got -1ns)",
 			"events[0].no_show_grace: must be more than 0, such as 1s (got 0s)",
 			`events[0].position_display: must be exact, approximate or hidden (got "rounded")`,
-			`events[0].challenge: must be off: proof of work and CAPTCHA are not available yet (got "pow")`}},
+			`events[0].challenge.mode: must be off, on or dry_run (got "pow")`}},
 		{"inventory link without a sidecar", func(e *Event) { e.InventoryEvent = "summer-2027" }, []string{
 			"events[0].inventory_event: needs a sidecar to read remaining seats from: set serve.inventory.url, or serve.with_inventory: true"}},
 		{"inventory link with a bad id", func(e *Event) { e.InventoryEvent = "-x" }, []string{

@@ -19,9 +19,10 @@ var (
 // defaults and then decodes the mapping field by field (see
 // decodeMapping): the walker checks their keys like any other struct's.
 var fieldDecoders = map[reflect.Type]bool{
-	reflect.TypeFor[Key]():    true,
-	reflect.TypeFor[Origin](): true,
-	reflect.TypeFor[Event]():  true,
+	reflect.TypeFor[Key]():            true,
+	reflect.TypeFor[Origin]():         true,
+	reflect.TypeFor[Event]():          true,
+	reflect.TypeFor[EventChallenge](): true,
 }
 
 // walker goes over a parsed document beside the Go type it will be
@@ -192,14 +193,16 @@ func (w *walker) expandAll(n *yaml.Node, path string) {
 		}
 		n = n.Alias
 	}
+	if n.Kind == yaml.ScalarNode {
+		w.expand(n, path) // which marks n seen itself
+		return
+	}
 	k := walkKey{n, nil}
 	if w.seen[k] {
 		return
 	}
 	w.seen[k] = true
 	switch n.Kind {
-	case yaml.ScalarNode:
-		w.expand(n, path)
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			w.expandAll(n.Content[i+1], joinPath(path, n.Content[i].Value))

@@ -193,7 +193,7 @@
     var started = Date.now();
     var ready = window.waitroomSolve ? Promise.resolve() : loadScript(C.pow_js);
     ready.then(function () {
-      return window.waitroomSolve(pow, function (f) { setBar(Math.round(f * 100)); }, C.pow_worker);
+      return window.waitroomSolve(pow, function (f) { setBar(Math.round(f * 100)); }, { worker: C.pow_worker, skew: skew });
     }).then(function (nonces) {
       solving = false;
       if (window.console && console.debug) console.debug("waitroom: proof of work solved in " + (Date.now() - started) + " ms");

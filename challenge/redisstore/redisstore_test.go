@@ -1,0 +1,149 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom/challenge"
+	"github.com/waitroom/waitroom/challenge/challengetest"
+	"github.com/waitroom/waitroom/internal/redistest"
+)
+
+var ctx = context.Background()
+
+// prefixes gives each guard of a test its own keys on a shared server.
+var prefixes atomic.Int64
+
+func freshPrefix() string { return fmt.Sprintf("test:%d:replay:", prefixes.Add(1)) }
+
+func TestConformance(t *testing.T) {
+	c := redistest.Start(t, redistest.Options{}).Client()
+	challengetest.Run(t, func(t *testing.T) challenge.ReplayGuard {
+		g := New(Options{Client: c, Prefix: freshPrefix()})
+		t.Cleanup(func() { g.Close() })
+		return g
+	})
+}
+
+func TestConformanceCluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
+	t.Cleanup(func() { c.Close() })
+	challengetest.Run(t, func(t *testing.T) challenge.ReplayGuard {
+		g := New(Options{Client: c, Prefix: freshPrefix()})
+		t.Cleanup(func() { g.Close() })
+		return g
+	})
+}
+
+// TestKeys: the key is <prefix><hex id>, set to "1" and expiring at the
+// redeem's expiry (to the millisecond, rounded up).
+func TestKeys(t *testing.T) {
+	c := redistest.Start(t, redistest.Options{}).Client()
+	id := []byte{0x00, 0xab, 0xcd, 0xef}
+	exp := time.Now().Add(time.Hour).Truncate(time.Millisecond).Add(300 * time.Microsecond)
+	for _, tc := range []struct{ prefix, want string }{
+		{"", "wr:replay:00abcdef"},
+		{"app:{r}:", "app:{r}:00abcdef"},
+	} {
+		g := New(Options{Client: c, Prefix: tc.prefix})
+		if got := g.Key(id); got != tc.want {
+			t.Fatalf("Key = %q, want %q", got, tc.want)
+		}
+		if ok, err := g.Redeem(ctx, id, exp); !ok || err != nil {
+			t.Fatalf("Redeem = %v, %v", ok, err)
+		}
+		if v, err := c.Get(ctx, tc.want).Result(); v != "1" || err != nil {
+			t.Fatalf("GET %s = %q, %v", tc.want, v, err)
+		}
+		at, err := c.Do(ctx, "pexpiretime", tc.want).Int64()
+		if err != nil || at != exp.UnixMilli()+1 {
+			t.Fatalf("PEXPIRETIME %s = %d, %v; want %d", tc.want, at, err, exp.UnixMilli()+1)
+		}
+	}
+}
+
+// TestExpiry: once its mark expires (by the server's clock) an id can be
+// redeemed again, and Redis has dropped the key.
+func TestExpiry(t *testing.T) {
+	c := redistest.Start(t, redistest.Options{}).Client()
+	g := New(Options{Client: c})
+	id := challengetest.NewID()
+	exp := time.Now().Add(200 * time.Millisecond)
+	if ok, err := g.Redeem(ctx, id, exp); !ok || err != nil {
+		t.Fatalf("Redeem = %v, %v", ok, err)
+	}
+	if ok, err := g.Redeem(ctx, id, exp); ok || err != nil {
+		t.Fatalf("second Redeem = %v, %v", ok, err)
+	}
+	time.Sleep(time.Until(exp) + 50*time.Millisecond)
+	if n, err := c.Exists(ctx, g.Key(id)).Result(); n != 0 || err != nil {
+		t.Fatalf("EXISTS after expiry = %d, %v", n, err)
+	}
+	if ok, err := g.Redeem(ctx, id, time.Now().Add(time.Minute)); !ok || err != nil {
+		t.Fatalf("Redeem after expiry = %v, %v", ok, err)
+	}
+}
+
+// TestSharedByReplicas: two guards (two processes' clients) over one
+// Redis see each other's redeems.
+func TestSharedByReplicas(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	a, b := New(Options{Client: srv.Client()}), New(Options{Client: srv.Client()})
+	id := challengetest.NewID()
+	exp := time.Now().Add(time.Minute)
+	if ok, err := a.Redeem(ctx, id, exp); !ok || err != nil {
+		t.Fatalf("a: Redeem = %v, %v", ok, err)
+	}
+	if ok, err := b.Redeem(ctx, id, exp); ok || err != nil {
+		t.Fatalf("b: Redeem of a's id = %v, %v", ok, err)
+	}
+}
+
+// TestCloseLeavesClientOpen: the guard does not own its client.
+func TestCloseLeavesClientOpen(t *testing.T) {
+	c := redistest.Start(t, redistest.Options{}).Client()
+	g := New(Options{Client: c})
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatalf("client unusable after the guard's Close: %v", err)
+	}
+	if _, err := g.Redeem(ctx, challengetest.NewID(), time.Now().Add(time.Minute)); err != ErrClosed {
+		t.Fatalf("Redeem after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestUnreachable: a Redis that is gone shows as an error, never as a
+// successful redeem.
+func TestUnreachable(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	c := srv.Client()
+	g := New(Options{Client: c})
+	srv.Kill()
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	ok, err := g.Redeem(cctx, challengetest.NewID(), time.Now().Add(time.Minute))
+	if err == nil || ok {
+		t.Fatalf("Redeem with Redis down = %v, %v; want an error", ok, err)
+	}
+	if !strings.HasPrefix(err.Error(), "redisstore: ") {
+		t.Errorf("error %q lacks the package prefix", err)
+	}
+}
+
+func TestNewWithoutClientPanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("New without a client did not panic")
+		}
+	}()
+	New(Options{})
+}

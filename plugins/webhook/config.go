@@ -1,0 +1,145 @@
+package webhook
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/waitroom/waitroom/plugins"
+	"github.com/waitroom/waitroom/plugins/internal/httpc"
+)
+
+// Config is the webhook sink's config section. A zero duration or number
+// means the default. A Config is plain data, safe to read from several
+// goroutines.
+type Config struct {
+	// Where events are POSTed: an http or https URL. Required.
+	URL string `yaml:"url"`
+	// Key of the HMAC-SHA256 signature, at least 32 bytes, shared with the
+	// receiver. Required; take it from the environment
+	// (${WAITROOM_WEBHOOK_SECRET}; openssl rand -hex 32 makes one).
+	Secret string `yaml:"secret"`
+	// How long one delivery attempt may take, 100ms to 1m; default 5s.
+	Timeout time.Duration `yaml:"timeout"`
+	// Attempts per event, the first included, 1 to 20; default 5.
+	MaxAttempts int `yaml:"max_attempts"`
+	// Wait before the first retry, 10ms to 1m; default 1s. Each further
+	// retry waits twice as long (with jitter), up to max_backoff.
+	Backoff time.Duration `yaml:"backoff"`
+	// Longest wait between attempts, including one a Retry-After header
+	// asks for, from backoff to 1h; default 1m.
+	MaxBackoff time.Duration `yaml:"max_backoff"`
+	// Events waiting for delivery, 1 to 1000000; default 10000. When the
+	// queue is full, new events are dropped and counted.
+	QueueSize int `yaml:"queue_size"`
+	// Deliveries in flight at once, 1 to 64; default 2.
+	Workers int `yaml:"workers"`
+	// Kinds of event sent: joined, admitted, hold, sold, sold_out. Left
+	// out: all of them.
+	Kinds []string `yaml:"kinds"`
+}
+
+// Defaults of Config.
+const (
+	DefaultTimeout     = 5 * time.Second
+	DefaultMaxAttempts = 5
+	DefaultBackoff     = time.Second
+	DefaultMaxBackoff  = time.Minute
+	DefaultQueueSize   = 10_000
+	DefaultWorkers     = 2
+)
+
+// Limits Validate enforces.
+const (
+	MinSecretLen      = 32
+	MinTimeout        = 100 * time.Millisecond
+	MaxTimeout        = time.Minute
+	MaxMaxAttempts    = 20
+	MinBackoff        = 10 * time.Millisecond
+	MaxInitialBackoff = time.Minute
+	MaxMaxBackoff     = time.Hour
+	MaxQueueSize      = 1_000_000
+	MaxWorkers        = 64
+)
+
+// Kinds lists the event kinds a sink can be sent. Read-only.
+var Kinds = []string{plugins.KindJoined, plugins.KindAdmitted, plugins.KindHold, plugins.KindSold, plugins.KindSoldOut}
+
+// Validate checks c. It returns nil or every problem, each a
+// *plugins.FieldError, joined. It does not change c.
+func (c *Config) Validate() error {
+	var errs []error
+	fail := func(path, format string, args ...any) {
+		errs = append(errs, plugins.Fail(path, format, args...))
+	}
+	if msg := httpc.CheckURL(c.URL, false); msg != "" {
+		fail("url", "%s", msg)
+	}
+	switch {
+	case c.Secret == "":
+		fail("secret", "required (take it from the environment: ${...})")
+	case strings.Contains(c.Secret, "${"):
+		fail("secret", "contains an unexpanded ${...} reference")
+	case len(c.Secret) < MinSecretLen:
+		fail("secret", "must be at least %d bytes (openssl rand -hex 32 makes one)", MinSecretLen)
+	}
+	if c.Timeout != 0 && (c.Timeout < MinTimeout || c.Timeout > MaxTimeout) {
+		fail("timeout", "must be %s to %s", MinTimeout, MaxTimeout)
+	}
+	if c.MaxAttempts < 0 || c.MaxAttempts > MaxMaxAttempts {
+		fail("max_attempts", "must be 1 to %d", MaxMaxAttempts)
+	}
+	if c.Backoff != 0 && (c.Backoff < MinBackoff || c.Backoff > MaxInitialBackoff) {
+		fail("backoff", "must be %s to %s", MinBackoff, MaxInitialBackoff)
+	}
+	backoff := c.Backoff
+	if backoff == 0 {
+		backoff = DefaultBackoff
+	}
+	if c.MaxBackoff != 0 && (c.MaxBackoff < backoff || c.MaxBackoff > MaxMaxBackoff) {
+		fail("max_backoff", "must be from backoff (%s) to %s", backoff, MaxMaxBackoff)
+	}
+	if c.QueueSize < 0 || c.QueueSize > MaxQueueSize {
+		fail("queue_size", "must be 1 to %d", MaxQueueSize)
+	}
+	if c.Workers < 0 || c.Workers > MaxWorkers {
+		fail("workers", "must be 1 to %d", MaxWorkers)
+	}
+	seen := map[string]bool{}
+	for i, k := range c.Kinds {
+		path := fmt.Sprintf("kinds[%d]", i)
+		switch {
+		case !slices.Contains(Kinds, k):
+			fail(path, "unknown event kind %q (known: %s)", k, strings.Join(Kinds, ", "))
+		case seen[k]:
+			fail(path, "%q listed twice", k)
+		}
+		seen[k] = true
+	}
+	return errors.Join(errs...)
+}
+
+// resolved returns c with every default applied; c must be valid.
+func (c Config) resolved() Config {
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = DefaultMaxAttempts
+	}
+	if c.Backoff == 0 {
+		c.Backoff = DefaultBackoff
+	}
+	if c.MaxBackoff == 0 {
+		c.MaxBackoff = max(DefaultMaxBackoff, c.Backoff)
+	}
+	if c.QueueSize == 0 {
+		c.QueueSize = DefaultQueueSize
+	}
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
+	}
+	return c
+}

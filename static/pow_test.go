@@ -1,0 +1,103 @@
+package static
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestPowAssets(t *testing.T) {
+	p := mustNew(t, summer())
+	solver, worker := p.PowAssets()
+	hash := strings.TrimSuffix(strings.TrimPrefix(solver, "pow."), ".js")
+	if !regexp.MustCompile(`^pow\.[0-9a-f]{16}\.js$`).MatchString(solver) || worker != "pow-worker."+hash+".js" {
+		t.Fatalf("PowAssets() = %s, %s; want pow.<hash>.js and pow-worker.<hash>.js with one hash", solver, worker)
+	}
+	for _, c := range []struct{ name, src string }{{solver, "pow.js"}, {worker, "pow-worker.js"}} {
+		body, ct, ok := p.Asset([]byte(c.name))
+		if !ok {
+			t.Fatalf("Asset(%s) missing; names %v", c.name, p.AssetNames())
+		}
+		if ct != "text/javascript; charset=utf-8" {
+			t.Errorf("%s: content type %s", c.name, ct)
+		}
+		src, err := webFS.ReadFile("web/" + c.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(body, compactJS(src)) {
+			t.Errorf("%s is not web/%s compacted", c.name, c.src)
+		}
+	}
+	s, _, _ := p.Asset([]byte(solver))
+	w, _, _ := p.Asset([]byte(worker))
+	if powHash(s, w) != hash {
+		t.Errorf("%s: the hash does not match the contents", solver)
+	}
+	// The hash covers both scripts and where one ends.
+	if powHash(s, w) == powHash(append(bytes.Clone(s), w[0]), w[1:]) || powHash(s, w) == powHash(s, append(bytes.Clone(w), ' ')) {
+		t.Error("powHash does not depend on both scripts")
+	}
+}
+
+// The room page's script finds the solver's URLs in its configuration,
+// and templates have them too.
+func TestPowURLsInPage(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "room.html"), []byte(`<p>{{.PowJSURL}} {{.PowWorkerURL}}</p><script type="application/json" id="wr-config">{{.Config}}</script>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := mustNew(t, summer(), PageConfig{Event: "fest", Prefix: "/q", TemplateDir: dir})
+	solver, worker := p.PowAssets()
+	for _, c := range []struct{ event, prefix string }{{"summer", "/_wr"}, {"fest", "/q"}} {
+		page := p.Room(c.event, nil)
+		m := regexp.MustCompile(`id="wr-config">(.*?)</script>`).FindSubmatch(page)
+		if m == nil {
+			t.Fatalf("%s: no #wr-config", c.event)
+		}
+		var cfg ScriptConfig
+		if err := json.Unmarshal(m[1], &cfg); err != nil {
+			t.Fatalf("%s: %v", c.event, err)
+		}
+		if cfg.PowJS != c.prefix+"/static/"+solver || cfg.PowWorker != c.prefix+"/static/"+worker {
+			t.Errorf("%s: pow_js %q, pow_worker %q", c.event, cfg.PowJS, cfg.PowWorker)
+		}
+	}
+	if want := "<p>/q/static/" + solver + " /q/static/" + worker + "</p>"; !bytes.Contains(p.Room("fest", nil), []byte(want)) {
+		t.Errorf("the template's PowJSURL and PowWorkerURL are not %s", want)
+	}
+}
+
+// The page may start the solver's worker from its own origin, and nothing
+// else (pow_browser_test.go checks that Chromium agrees).
+func TestPowCSP(t *testing.T) {
+	csp := mustNew(t, summer()).CSP()
+	if !strings.Contains(csp, "; worker-src 'self';") {
+		t.Errorf("CSP does not allow same-origin workers: %s", csp)
+	}
+	for _, bad := range []string{"blob:", "data:", "unsafe", "*"} {
+		if strings.Contains(csp, bad) {
+			t.Errorf("CSP allows %s: %s", bad, csp)
+		}
+	}
+}
+
+// compactJS is only safe without multi-line literals (see TestCompactJS).
+func TestPowScriptsCompactable(t *testing.T) {
+	for _, name := range []string{"pow.js", "pow-worker.js"} {
+		src, err := webFS.ReadFile("web/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.ContainsRune(src, '`') {
+			t.Errorf("%s has a template literal: compactJS may break it", name)
+		}
+		if bytes.Contains(src, []byte("/*")) {
+			t.Errorf("%s has a block comment: compactJS keeps it (use // comments)", name)
+		}
+	}
+}
