@@ -15,7 +15,7 @@ import (
 
 // startDemo runs the demo with the on-sale a few seconds away and returns
 // it once it serves.
-func startDemo(t *testing.T, crowd int, onSale time.Duration) *Demo {
+func startDemo(t *testing.T, crowd int, onSale time.Duration, configure ...func(*config.Config)) *Demo {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan *Demo, 1)
@@ -26,6 +26,9 @@ func startDemo(t *testing.T, crowd int, onSale time.Duration) *Demo {
 			Started: func(d *Demo) { started <- d },
 			Configure: func(c *config.Config) {
 				c.Events[0].OnSaleAt = config.AfterStart(onSale)
+				for _, f := range configure {
+					f(c)
+				}
 			}})
 	}()
 	t.Cleanup(func() {
