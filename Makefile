@@ -21,7 +21,7 @@ test: deps ## everything CI checks: gofmt, go vet, config-doc drift, go test -ra
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) test -race -shuffle=on -timeout 20m ./...
-	$(GO) test -count=1 -run 'Allocs' ./proxy/... ./static/... ./admission/... ./inventory/...
+	$(GO) test -count=1 -run 'Allocs' ./proxy/... ./static/... ./admission/... ./inventory/... ./challenge/...
 
 .PHONY: fuzz
 # FUZZTIME is an execution count by default: with a duration, Go 1.26's fuzz
@@ -35,7 +35,7 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 100000x executions; a 
 	done
 
 .PHONY: bench
-bench: bench-inventory bench-proxy ## both side-by-side benchmarks below
+bench: bench-inventory bench-proxy bench-challenge ## the side-by-side benchmarks below
 
 .PHONY: bench-inventory
 bench-inventory: deps build ## the sidecar vs redis-benchmark EVAL: holds/s, hot seats, memory; ratios and medians
@@ -44,6 +44,10 @@ bench-inventory: deps build ## the sidecar vs redis-benchmark EVAL: holds/s, hot
 .PHONY: bench-proxy
 bench-proxy: deps build ## the proxy vs nginx, status vs a bare fasthttp server, joins per store; ratios and medians
 	$(GO) run ./bench/proxy -bin bin/waitroom
+
+.PHONY: bench-challenge
+bench-challenge: ## proof-of-work verification per core vs raw SHA-256 (target 200,000/s); powcal: solve times in headless Chromium
+	$(GO) run ./bench/challenge
 
 .PHONY: sim
 sim: ## the deterministic flash-sale simulation of the admission engine (report on stdout)

@@ -138,6 +138,8 @@ var (
 	durationType  = reflect.TypeFor[config.Duration]()
 	instantType   = reflect.TypeFor[config.Instant]()
 	marshalerType = reflect.TypeFor[yaml.Marshaler]()
+	// nodeType is a plugin's own section, which its plugin documents.
+	nodeType = reflect.TypeFor[yaml.Node]()
 )
 
 // section adds the section for struct value v at path, then its
@@ -180,6 +182,10 @@ func (g *generator) section(v reflect.Value, path, doc string) {
 		switch {
 		case isSection(f.Type):
 			subs = append(subs, sub{fv, key, fdoc})
+		case f.Type.Kind() == reflect.Pointer && isSection(f.Type.Elem()):
+			subs = append(subs, sub{reflect.New(f.Type.Elem()).Elem(), key, fdoc})
+		case f.Type == nodeType:
+			s.rows = append(s.rows, row{key: key, typ: "mapping", def: "", doc: fdoc})
 		case f.Type.Kind() == reflect.Slice && isSection(f.Type.Elem()):
 			subs = append(subs, sub{elementDefault(f.Type.Elem()), key + "[]", fdoc})
 		default:
@@ -194,7 +200,7 @@ func (g *generator) section(v reflect.Value, path, doc string) {
 // isSection reports whether t is a struct of keys, rather than a value
 // that writes itself as one scalar (Duration, Instant).
 func isSection(t reflect.Type) bool {
-	return t.Kind() == reflect.Struct && !t.Implements(marshalerType)
+	return t.Kind() == reflect.Struct && !t.Implements(marshalerType) && t != nodeType
 }
 
 // elementDefault returns the value a new list element of type t starts

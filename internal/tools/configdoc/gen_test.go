@@ -59,6 +59,8 @@ func leafKeys(t reflect.Type, path string) []string {
 		switch {
 		case isSection(f.Type):
 			keys = append(keys, leafKeys(f.Type, key)...)
+		case f.Type.Kind() == reflect.Pointer && isSection(f.Type.Elem()):
+			keys = append(keys, leafKeys(f.Type.Elem(), key)...)
 		case f.Type.Kind() == reflect.Slice && isSection(f.Type.Elem()):
 			keys = append(keys, leafKeys(f.Type.Elem(), key+"[]")...)
 		default:
