@@ -65,8 +65,8 @@ func powRounds() string {
 			var terms []string
 			var c uint32
 			for _, term := range []struct {
-				j int
-				f func(uint32) uint32
+				j  int
+				f  func(uint32) uint32
 				js func(string) string
 			}{
 				{t - 2, sig1, sig1JS},
