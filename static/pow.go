@@ -30,8 +30,11 @@ import (
 // Neither is inlined: a Worker needs a URL of its own, and pow.js is only
 // needed when the server asks for a proof of work.
 //
-// go run ./bench/powcal measures the solve times per difficulty in
-// headless Chromium.
+// The worker's hash loop has SHA-256's rounds 7..63 written out with the
+// constants folded in; pow_gen_test.go writes them (go test ./static -run
+// TestPowWorkerRounds -update) and checks the script has them. go run
+// ./bench/powcal measures the solve times per difficulty in headless
+// Chromium, and the pure-JavaScript SHA-256 against WebCrypto's.
 
 // powScripts are the solver's two scripts, compacted, and their
 // content-hashed names.

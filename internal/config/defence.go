@@ -141,9 +141,9 @@ const (
 	DefaultBandBlock    = 95
 	// DefaultLightBits with DefaultPuzzles takes about a second in
 	// headless Chromium on a 2-core machine (the README's calibration).
-	DefaultLightBits = 16
+	DefaultLightBits = 18
 	// DefaultHeavyBits is 16 times the light work.
-	DefaultHeavyBits = 20
+	DefaultHeavyBits = 22
 	DefaultPuzzles   = 16
 )
 

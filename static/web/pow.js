@@ -22,7 +22,7 @@
 // On failure the promise rejects with an Error whose code is "invalid"
 // (a malformed challenge or options), "expired" (expires_at passed; the
 // workers are stopped), "aborted" (signal) or "unavailable" (the search
-// script could not be loaded).
+// script could not be loaded, or the search failed).
 //
 // A worker is given one sub-puzzle at a time; when none is left to hand
 // out, an idle worker joins a sub-puzzle still being searched, from a
