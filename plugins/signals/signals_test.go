@@ -261,7 +261,7 @@ func TestBuildZeroEnv(t *testing.T) {
 	if err := yaml.Unmarshal([]byte("files: [{path: testdata/lists/hosting.txt}]"), &doc); err != nil {
 		t.Fatal(err)
 	}
-	f := factory[IPRangesConfig]{DefaultIPRangesConfig, buildIPRanges}
+	f := configured(DefaultIPRangesConfig, buildIPRanges)
 	if _, err := f.Build(context.Background(), doc.Content[0], plugins.Env{}); err != nil {
 		t.Fatal(err)
 	}

@@ -3,33 +3,15 @@ package webhook
 import (
 	"context"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/waitroom/waitroom/plugins"
 )
 
+// The sink's workers outlive Build's ctx and stop at Close.
 func init() {
-	plugins.Sinks.Register("webhook", factory{})
+	plugins.Sinks.Register("webhook", plugins.Configured[Config, plugins.Sink]{
+		Check: func(c Config) error { return c.Validate() },
+		New: func(_ context.Context, c Config, env plugins.Env) (plugins.Sink, error) {
+			return New(c, env)
+		},
+	})
 }
-
-// factory makes webhook sinks from their config section.
-type factory struct{}
-
-func (factory) Validate(raw *yaml.Node) error {
-	var c Config
-	if err := plugins.Decode(raw, &c); err != nil {
-		return err
-	}
-	return c.Validate()
-}
-
-// Build starts the sink's workers; they outlive ctx and stop at Close.
-func (factory) Build(_ context.Context, raw *yaml.Node, env plugins.Env) (plugins.Sink, error) {
-	var c Config
-	if err := plugins.Decode(raw, &c); err != nil {
-		return nil, err
-	}
-	return New(c, env)
-}
-
-var _ plugins.Factory[plugins.Sink] = factory{}
