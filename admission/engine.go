@@ -412,16 +412,23 @@ func (e *Engine) Join(ctx context.Context, id string, req JoinRequest) (Ticket, 
 
 // place appends v to the lane's current tranche and returns its ticket.
 func (ev *event) place(ctx context.Context, l *lane, v VisitorID, binding string, now time.Time) (Ticket, error) {
-	tr := trancheAt(&ev.cfg, now)
-	if err := ev.e.opts.Store.AppendMember(ctx, ev.cfg.ID, l.cfg.Name, tr, v); err != nil {
+	t := NewTicket(&ev.cfg, l.cfg.Name, v, binding, now)
+	if err := ev.e.opts.Store.AppendMember(ctx, ev.cfg.ID, l.cfg.Name, t.Tranche, v); err != nil {
 		return Ticket{}, fmt.Errorf("%w: %v", ErrStoreDown, err)
 	}
+	return t, nil
+}
+
+// NewTicket is the ticket of visitor v joining lane of cfg's event at now:
+// the tranche of now, valid until the event closes and its last session
+// ends (or for ticketLifetime). It places nobody in a queue; Join does.
+func NewTicket(cfg *EventConfig, lane string, v VisitorID, binding string, now time.Time) Ticket {
 	exp := now.Add(ticketLifetime)
-	if !ev.cfg.ClosesAt.IsZero() {
-		exp = ev.cfg.ClosesAt.Add(ev.cfg.SessionDuration)
+	if !cfg.ClosesAt.IsZero() {
+		exp = cfg.ClosesAt.Add(cfg.SessionDuration)
 	}
-	return Ticket{Event: ev.cfg.ID, Visitor: v, Lane: l.cfg.Name, Tranche: tr, Binding: binding,
-		IssuedAt: now, ExpiresAt: exp}, nil
+	return Ticket{Event: cfg.ID, Visitor: v, Lane: lane, Tranche: trancheAt(cfg, now), Binding: binding,
+		IssuedAt: now, ExpiresAt: exp}
 }
 
 // admitToLane checks a presale credential: an invite (used once) or an

@@ -30,13 +30,7 @@ func (bd Binding) compute(userAgent []byte, ip netip.Addr) bindingHash {
 		buf = append(buf, ua[:]...)
 	}
 	if bd.IPPrefix && ip.IsValid() {
-		ip = ip.Unmap()
-		bits := 48
-		if ip.Is4() {
-			bits = 24
-		}
-		p, _ := ip.Prefix(bits)
-		a := p.Addr().As16()
+		bits, a := network(ip)
 		buf = append(buf, byte(bits))
 		buf = append(buf, a[:]...)
 	}
@@ -51,3 +45,16 @@ func (h *bindingHash) equal(s string) bool { return s == string(h.b[:h.n]) }
 
 // String is the hash as tokens carry it ("" when binding is off).
 func (h *bindingHash) String() string { return string(h.b[:h.n]) }
+
+// network is the part of ip that device bindings use, which survives a
+// visitor's address changing within their network: the /24 of an IPv4
+// address, the /48 of an IPv6 one.
+func network(ip netip.Addr) (bits int, prefix [16]byte) {
+	ip = ip.Unmap()
+	bits = 48
+	if ip.Is4() {
+		bits = 24
+	}
+	p, _ := ip.Prefix(bits)
+	return bits, p.Addr().As16()
+}

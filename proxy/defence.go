@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net"
 	"net/netip"
 	"strconv"
@@ -144,13 +145,7 @@ func challengeBinding(userAgent []byte, ip netip.Addr) [16]byte {
 	h.Write(userAgent)
 	h.Write([]byte{0})
 	if ip.IsValid() {
-		ip = ip.Unmap()
-		bits := 48
-		if ip.Is4() {
-			bits = 24
-		}
-		p, _ := ip.Prefix(bits)
-		a := p.Addr().As16()
+		_, a := network(ip)
 		h.Write(a[:])
 	}
 	var out [16]byte
@@ -213,12 +208,16 @@ func (p *Proxy) decide(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, now t
 	return dec, res.Score
 }
 
-func reasonList(rs []challenge.Reason) []string {
+// reasonList logs reasons as signal:reason=points, formatted only when the
+// record is written.
+type reasonList []challenge.Reason
+
+func (rs reasonList) LogValue() slog.Value {
 	out := make([]string, len(rs))
 	for i, r := range rs {
 		out[i] = r.Signal + ":" + r.Reason + "=" + strconv.Itoa(r.Points)
 	}
-	return out
+	return slog.AnyValue(out)
 }
 
 // challengeFor answers GET {prefix}/api/challenge?event=E: what the
@@ -240,10 +239,9 @@ func (p *Proxy) challengeFor(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr)
 		writeError(ctx, fasthttp.StatusForbidden, errBlocked)
 		return
 	case challenge.ActionCaptcha:
-		if w := ev.Challenge.Captcha; w != nil {
+		if ev.Challenge.Captcha != nil {
 			b = append(b, `,"action":"captcha","captcha":`...)
-			wb, _ := json.Marshal(w.Widget())
-			b = append(b, wb...)
+			b = append(b, ev.widget...)
 			b = append(b, '}')
 			writeJSON(ctx, b)
 			return
@@ -275,8 +273,7 @@ func (p *Proxy) challengeFor(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr)
 	b = append(b, `}`...)
 	if ev.Challenge.NoJSCaptcha && ev.Challenge.Captcha != nil {
 		b = append(b, `,"captcha":`...)
-		wb, _ := json.Marshal(ev.Challenge.Captcha.Widget())
-		b = append(b, wb...)
+		b = append(b, ev.widget...)
 	}
 	b = append(b, '}')
 	writeJSON(ctx, b)
@@ -418,16 +415,7 @@ func (p *Proxy) shadowTicket(ev *event, binding string, now time.Time) (admissio
 	}
 	tag := shadowTag(p.opts.Defence.ShadowKey, ev.ID, &v)
 	copy(v[12:], tag[:])
-	tranche := 0
-	if !now.Before(ev.cfg.OnSaleAt) && ev.cfg.Tranche > 0 {
-		tranche = int(now.Sub(ev.cfg.OnSaleAt)/ev.cfg.Tranche) + 1
-	}
-	exp := now.Add(48 * time.Hour)
-	if !ev.cfg.ClosesAt.IsZero() {
-		exp = ev.cfg.ClosesAt.Add(ev.cfg.SessionDuration)
-	}
-	return admission.Ticket{Event: ev.ID, Visitor: v, Lane: admission.PublicLane, Tranche: tranche,
-		Binding: binding, IssuedAt: now.Truncate(time.Second), ExpiresAt: exp.Truncate(time.Second)}, nil
+	return admission.NewTicket(&ev.cfg, admission.PublicLane, v, binding, now), nil
 }
 
 // shadowStatus is a shadow ticket's status: the back of the real queue,

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -82,6 +83,8 @@ type event struct {
 	landing      []byte
 	meter        *meter.Event
 	counts       *eventCounts
+	// widget is the CAPTCHA widget's JSON for the page (nil without one).
+	widget []byte
 }
 
 // passEntry is a verified pass as the cache keeps it.
@@ -183,6 +186,11 @@ func New(opts Options) (*Proxy, error) {
 			ticketCookie: []byte(opts.Cookies.Ticket + "_" + e.ID),
 			passCookie:   []byte(opts.Cookies.Pass + "_" + e.ID),
 			meter:        opts.Meter.Event(e.ID), counts: m.event(e.ID)}
+		if e.Challenge != nil && e.Challenge.Captcha != nil {
+			if ev.widget, err = json.Marshal(e.Challenge.Captcha.Widget()); err != nil {
+				errs = append(errs, fmt.Errorf("proxy: event %q: the CAPTCHA widget: %w", e.ID, err))
+			}
+		}
 		p.events[e.ID] = ev
 		p.stripCookies = append(p.stripCookies, ev.ticketCookie)
 		if !opts.Cookies.ForwardPass {

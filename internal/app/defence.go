@@ -19,11 +19,7 @@ import (
 // event has a challenge. It fills in the per-event challenges of o.
 func (w *Waitroom) defence(ctx context.Context, o *proxy.Options) error {
 	d := &w.cfg.BotDefence
-	used := false
-	for _, e := range w.cfg.Events {
-		used = used || e.Challenge.Mode != config.ChallengeOff
-	}
-	if !used {
+	if !w.cfg.ChallengesOn() {
 		return nil
 	}
 	guard, err := w.replayGuard(d.ChallengeTTL.Std())

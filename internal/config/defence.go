@@ -147,6 +147,17 @@ const (
 	DefaultPuzzles   = 16
 )
 
+// ChallengesOn reports whether an event's challenge is on or dry_run: the
+// bot defence then runs, and bot_defence.secret is required.
+func (c *Config) ChallengesOn() bool {
+	for i := range c.Events {
+		if m := c.Events[i].Challenge.Mode; m == ChallengeOn || m == ChallengeDryRun {
+			return true
+		}
+	}
+	return false
+}
+
 // DefaultSignals is the signal set when bot_defence.signals is left out.
 func DefaultSignals() []Signal {
 	return []Signal{{Type: "headers", Weight: 60}, {Type: "rate", Weight: 40}, {Type: "ja4", Weight: 30}}

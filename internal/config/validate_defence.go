@@ -16,12 +16,7 @@ const MinChallengeSecretBytes = 32
 // defence checks bot_defence and sinks. The secret is required only when
 // an event's challenge is on or dry_run.
 func (v *validator) defence(p string, d *BotDefence, c *Config) {
-	used := false
-	for i := range c.Events {
-		if m := c.Events[i].Challenge.Mode; m == ChallengeOn || m == ChallengeDryRun {
-			used = true
-		}
-	}
+	used := c.ChallengesOn()
 	if d.Secret != "" || used {
 		if d.Secret == "" {
 			v.fail(p+".secret", "must be set when an event's challenge is on or dry_run: the key that signs challenges, from the environment (waitroom keygen -secret makes one)")
