@@ -1305,6 +1305,16 @@ func (e *Engine) Config(id string) (EventConfig, error) {
 	return ev.cfg, nil
 }
 
+// Lease returns how long an event's leadership lasts without renewal: a
+// leader that dies is replaced within it (0 for an unknown event).
+func (e *Engine) Lease(id string) time.Duration {
+	ev, err := e.event(id)
+	if err != nil {
+		return 0
+	}
+	return leaseTicks * ev.cfg.Controller.Tick
+}
+
 // Events lists the configured events' ids.
 func (e *Engine) Events() []string {
 	ids := make([]string, 0, len(e.events))

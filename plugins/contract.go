@@ -9,7 +9,8 @@ import (
 type Event struct {
 	// What happened: joined, admitted, hold, sold or sold_out.
 	Kind string `json:"kind"`
-	// Waiting-room event id (or the inventory event id for hold and sold).
+	// Waiting-room event id (the inventory event id for hold, sold and
+	// sold_out).
 	Event string `json:"event"`
 	// Visitor id, when the event is about one visitor.
 	Visitor string `json:"visitor,omitempty"`

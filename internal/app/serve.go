@@ -50,6 +50,7 @@ type Waitroom struct {
 	Meter   *meter.Meter
 	origins []*upstream.Origin
 	link    *inventoryLink
+	feed    *auditFeed
 	reg     *prometheus.Registry
 	admin   http.Handler
 
@@ -136,6 +137,7 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 	if popts.Notify, err = w.sinks(ctx); err != nil {
 		return nil, err
 	}
+	w.feed = w.newFeed()
 	w.Proxy, err = proxy.New(popts)
 	if err != nil {
 		return nil, err
@@ -403,6 +405,9 @@ func (w *Waitroom) Run(ctx context.Context) error {
 	}
 	if w.link != nil {
 		goRun(func() { w.link.run(runCtx) })
+	}
+	if w.feed != nil {
+		goRun(func() { w.feed.run(runCtx) })
 	}
 	goRun(func() { w.Engine.Run(runCtx) })
 

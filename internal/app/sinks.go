@@ -43,3 +43,23 @@ func (w *Waitroom) publish(e plugins.Event) {
 		s.Publish(e)
 	}
 }
+
+// newFeed builds the feed that tells the sinks of holds, sales and
+// sell-outs of the linked inventory events (nil without sinks or links).
+func (w *Waitroom) newFeed() *auditFeed {
+	if len(w.sinkList) == 0 || w.link == nil {
+		return nil
+	}
+	links := map[string][]string{}
+	refresh := w.cfg.Serve.Inventory.Refresh.Std()
+	handover := time.Duration(0)
+	for _, room := range w.Engine.Events() {
+		c, _ := w.Engine.Config(room)
+		if c.InventoryEvent != "" {
+			links[c.InventoryEvent] = append(links[c.InventoryEvent], room)
+			handover = max(handover, w.Engine.Lease(room)+refresh)
+		}
+	}
+	leads := func(room string) bool { return w.Engine.Figures(room).Leader }
+	return newAuditFeed(w.link.c, links, leads, w.publish, w.start, refresh, handover, w.log)
+}

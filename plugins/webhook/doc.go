@@ -17,6 +17,9 @@
 // the same Idempotency-Key, so the receiver can deduplicate. Receivers
 // check requests with VerifySignature.
 //
+// Several workers deliver at once, so events may arrive in another order
+// than they happened; a receiver orders them by the body's "at".
+//
 // It is not a durable queue: events still queued when the process dies,
 // or when Close's context ends, are lost. Use it for notifications and
 // analytics, not as the record of sales (the inventory sidecar is that).
