@@ -25,7 +25,8 @@ func exampleEnv(name string) (string, bool) {
 		return "redis://127.0.0.1:6379/0", true
 	case name == "WAITROOM_DEMO_DATA":
 		return "/tmp/waitroom-demo", true
-	case strings.HasSuffix(name, "_SECRET"), strings.HasSuffix(name, "_TOKEN"), strings.HasSuffix(name, "_PASSWORD"):
+	case strings.HasSuffix(name, "_SECRET"), strings.HasSuffix(name, "_TOKEN"), strings.HasSuffix(name, "_PASSWORD"),
+		strings.HasSuffix(name, "_SITE_KEY"):
 		return "dummy-" + strings.ToLower(name) + "-0123456789abcdef0123456789", true
 	}
 	return "", false
