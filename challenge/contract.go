@@ -107,6 +107,25 @@ type Widget struct {
 	ScriptURL string `json:"script_url"`
 	// Action name the widget is rendered with ("" for none).
 	Action string `json:"action,omitempty"`
+	// CSP are the sources the page's Content-Security-Policy must allow
+	// for the widget to load and run. Not sent to the page: the server
+	// puts them in the page's policy.
+	CSP CSPSources `json:"-"`
+}
+
+// CSPSources are Content-Security-Policy source expressions by
+// directive, such as "https://challenges.cloudflare.com" or
+// "https://www.google.com/recaptcha/": what a third-party widget needs on
+// top of a page's own policy. The zero value needs nothing.
+type CSPSources struct {
+	// Script are script-src sources: the widget's script and what it loads.
+	Script []string
+	// Frame are frame-src sources: the widget's iframes.
+	Frame []string
+	// Style are style-src sources: stylesheets the widget loads.
+	Style []string
+	// Connect are connect-src sources: the widget's fetches.
+	Connect []string
 }
 
 // Errors of CAPTCHA verification, for errors.Is.

@@ -85,6 +85,9 @@ type event struct {
 	counts       *eventCounts
 	// widget is the CAPTCHA widget's JSON for the page (nil without one).
 	widget []byte
+	// csp is the room page's Content-Security-Policy (it allows the
+	// CAPTCHA widget's sources).
+	csp []byte
 }
 
 // passEntry is a verified pass as the cache keeps it.
@@ -186,6 +189,7 @@ func New(opts Options) (*Proxy, error) {
 			ticketCookie: []byte(opts.Cookies.Ticket + "_" + e.ID),
 			passCookie:   []byte(opts.Cookies.Pass + "_" + e.ID),
 			meter:        opts.Meter.Event(e.ID), counts: m.event(e.ID)}
+		ev.csp = []byte(opts.Pages.RoomCSP(e.ID))
 		if e.Challenge != nil && e.Challenge.Captcha != nil {
 			if ev.widget, err = json.Marshal(e.Challenge.Captcha.Widget()); err != nil {
 				errs = append(errs, fmt.Errorf("proxy: event %q: the CAPTCHA widget: %w", e.ID, err))
@@ -489,7 +493,7 @@ func (p *Proxy) upstreamFailed(ctx *fasthttp.RequestCtx, o *upstream.Origin, err
 			return
 		}
 		al := ctx.Request.Header.Peek("Accept-Language")
-		p.writePage(ctx, fasthttp.StatusServiceUnavailable, p.opts.Pages.Busy(al), p.opts.Pages.BusyGzip(al))
+		p.writePage(ctx, fasthttp.StatusServiceUnavailable, p.csp, p.opts.Pages.Busy(al), p.opts.Pages.BusyGzip(al))
 	case errors.Is(err, upstream.ErrClient):
 		ctx.SetConnectionClose()
 		writeError(ctx, fasthttp.StatusBadRequest, errBadRequest)
@@ -509,7 +513,7 @@ func (p *Proxy) blocked(ctx *fasthttp.RequestCtx, ev *event) {
 		writeError(ctx, fasthttp.StatusForbidden, errPassRequired)
 		return
 	}
-	p.writePage(ctx, fasthttp.StatusForbidden, p.opts.Pages.Blocked(ev.ID, ctx.Request.Header.Peek("Accept-Language")), nil)
+	p.writePage(ctx, fasthttp.StatusForbidden, p.csp, p.opts.Pages.Blocked(ev.ID, ctx.Request.Header.Peek("Accept-Language")), nil)
 }
 
 // room answers a gated request without a pass: the waiting-room page, or
@@ -520,5 +524,5 @@ func (p *Proxy) room(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr) {
 		return
 	}
 	al := ctx.Request.Header.Peek("Accept-Language")
-	p.writePage(ctx, fasthttp.StatusOK, p.opts.Pages.Room(ev.ID, al), p.opts.Pages.RoomGzip(ev.ID, al))
+	p.writePage(ctx, fasthttp.StatusOK, ev.csp, p.opts.Pages.Room(ev.ID, al), p.opts.Pages.RoomGzip(ev.ID, al))
 }

@@ -82,12 +82,12 @@ func writeErrorMessage(ctx *fasthttp.RequestCtx, status int, code, message strin
 }
 
 // writePage writes one of the pre-rendered pages, gzipped when the client
-// takes gzip, with the pages' Content-Security-Policy.
-func (p *Proxy) writePage(ctx *fasthttp.RequestCtx, status int, page, gz []byte) {
+// takes gzip, with its Content-Security-Policy.
+func (p *Proxy) writePage(ctx *fasthttp.RequestCtx, status int, csp, page, gz []byte) {
 	h := &ctx.Response.Header
 	h.SetContentType(static.ContentTypeHTML)
 	h.Set("Cache-Control", "no-store")
-	h.SetBytesV("Content-Security-Policy", p.csp)
+	h.SetBytesV("Content-Security-Policy", csp)
 	h.Set("Vary", "Accept-Encoding")
 	ctx.SetStatusCode(status)
 	if gz != nil && acceptsGzip(ctx.Request.Header.Peek("Accept-Encoding")) {

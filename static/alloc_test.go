@@ -19,6 +19,7 @@ func TestServingAllocatesNothing(t *testing.T) {
 		{"Blocked", func() { p.Blocked("summer", al) }},
 		{"Asset", func() { p.Asset(asset) }},
 		{"CSP", func() { _ = p.CSP() }},
+		{"RoomCSP", func() { _ = p.RoomCSP("summer") }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if n := testing.AllocsPerRun(200, c.fn); n != 0 {

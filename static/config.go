@@ -3,9 +3,11 @@ package static
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -95,6 +97,33 @@ type PageConfig struct {
 	// link goes to, normally the event's landing page; DefaultJoinPath
 	// when empty.
 	JoinPath string
+	// WidgetCSP are the sources the event's CAPTCHA widget needs in the
+	// room page's Content-Security-Policy (challenge.Widget.CSP): RoomCSP
+	// is CSP with them added. Empty (no CAPTCHA): the room page has the
+	// strict policy of CSP.
+	WidgetCSP CSPSources
+}
+
+// CSPSources are Content-Security-Policy sources by directive, for a
+// third-party widget on the room page. Each is a host source:
+// https://host, https://*.host or https://host/path/ with an optional
+// port, or the same with http to a loopback address (localhost,
+// 127.0.0.0/8, [::1]) for a local test. No keywords, hashes or schemes
+// alone: the page's own scripts and styles stay allowed by hash only.
+type CSPSources struct {
+	// Script are added to script-src.
+	Script []string
+	// Frame make up frame-src (no frames are allowed otherwise).
+	Frame []string
+	// Style are added to style-src.
+	Style []string
+	// Connect are added to connect-src.
+	Connect []string
+}
+
+// empty reports whether s adds nothing.
+func (s CSPSources) empty() bool {
+	return len(s.Script)+len(s.Frame)+len(s.Style)+len(s.Connect) == 0
 }
 
 // ErrInvalidConfig is what every error of New about a PageConfig matches
@@ -233,6 +262,19 @@ func resolve(index int, c PageConfig) (resolved, []error) {
 	} else if !validSitePath(c.JoinPath) {
 		p.add("join_path", "must be a same-site path starting with a single /")
 	}
+	for _, d := range []struct {
+		field string
+		list  []string
+	}{
+		{"widget_csp.script", c.WidgetCSP.Script}, {"widget_csp.frame", c.WidgetCSP.Frame},
+		{"widget_csp.style", c.WidgetCSP.Style}, {"widget_csp.connect", c.WidgetCSP.Connect},
+	} {
+		for i, src := range d.list {
+			if msg := checkSource(src); msg != "" {
+				p.add(fmt.Sprintf("%s[%d]", d.field, i), "%s", msg)
+			}
+		}
+	}
 	if c.TemplateDir != "" {
 		st, err := os.Stat(c.TemplateDir)
 		switch {
@@ -341,6 +383,68 @@ func validLogoURL(s string) bool {
 	for _, r := range s {
 		if unicode.IsSpace(r) || unicode.IsControl(r) || r == '\\' {
 			return false
+		}
+	}
+	return true
+}
+
+// checkSource says what is wrong with src as a CSPSources entry, or "".
+// Anything that could end the source list or the directive (white space,
+// ';', ',', quotes) is refused.
+func checkSource(src string) string {
+	const rule = "must be a host source such as https://example.com, https://*.example.com or https://example.com/path/ (http only to a loopback address)"
+	for i := 0; i < len(src); i++ {
+		if c := src[i]; !isAlnum(c) && !strings.ContainsRune("-._~:/*%[]", rune(c)) {
+			return fmt.Sprintf("%q: %s", src, rule)
+		}
+	}
+	scheme, rest, ok := strings.Cut(src, "://")
+	if !ok || scheme != "https" && scheme != "http" {
+		return fmt.Sprintf("%q: %s", src, rule)
+	}
+	hostport, path, _ := strings.Cut(rest, "/")
+	if strings.Contains(path, "*") {
+		return fmt.Sprintf("%q: a wildcard is only allowed as the host's first label", src)
+	}
+	host, port := hostport, ""
+	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && !strings.HasSuffix(hostport, "]") {
+		host, port = hostport[:i], hostport[i+1:]
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || port[0] == '0' {
+			return fmt.Sprintf("%q: the port must be 1 to 65535", src)
+		}
+	}
+	loopback := false
+	if a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")); err == nil {
+		if a.Is6() != strings.HasPrefix(host, "[") || a.Zone() != "" {
+			return fmt.Sprintf("%q: %s", src, rule)
+		}
+		loopback = a.IsLoopback()
+	} else if !validSourceHost(host) {
+		return fmt.Sprintf("%q: %s", src, rule)
+	} else {
+		loopback = strings.EqualFold(host, "localhost")
+	}
+	if scheme == "http" && !loopback {
+		return fmt.Sprintf("%q: must be https (plain http only to a loopback address)", src)
+	}
+	return ""
+}
+
+// validSourceHost accepts a DNS name, optionally with a leading "*."
+// label.
+func validSourceHost(h string) bool {
+	h = strings.TrimPrefix(h, "*.")
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			if !isAlnum(label[i]) && label[i] != '-' {
+				return false
+			}
 		}
 	}
 	return true

@@ -22,8 +22,8 @@
 // another request per visitor for the proxy to answer at the peak; a
 // linked file also breaks when a rolling deployment serves the page from
 // one version and the hashed asset from another. Inline, one response of
-// 6.7 to 7.0 KB gzipped (18.4 to 19.0 KB raw, by language; the tests print
-// the figures and hold a budget of 8 KiB gzipped) renders the page and
+// 8.1 to 8.4 KB gzipped (22.9 to 23.6 KB raw, by language; the tests print
+// the figures and hold a budget of 9 KiB gzipped) renders the page and
 // starts joining. The cost is that a reload
 // fetches those bytes again, because the page lives at the gated URL and
 // must be no-store. The same files are still served by Asset under
@@ -33,11 +33,15 @@
 //
 // CSP is a Content-Security-Policy for every page: it allows their inline
 // blocks by hash, same-origin resources and fetches, and the logos'
-// origins, and nothing else; the server sends it with each page.
+// origins, and nothing else; the server sends it with each page. The one
+// exception is the room page of an event with a CAPTCHA: RoomCSP adds the
+// sources its provider documents for the widget (PageConfig.WidgetCSP),
+// and only for that event.
 //
 // # The page script
 //
-// web/room.js (vanilla JavaScript, no dependencies, no external requests)
+// web/room.js (vanilla JavaScript, no dependencies, no external requests
+// but the CAPTCHA provider's widget when the bot defence asks for it)
 // reads its configuration (ScriptConfig) from the JSON in #wr-config,
 // POSTs P/api/join with the event and return path (location.pathname +
 // location.search), then polls P/api/status every refresh_seconds (at
@@ -63,7 +67,8 @@
 // wr-message, wr-position, wr-bar/wr-fill, wr-eta/wr-eta-value,
 // wr-countdown/wr-countdown-label/wr-countdown-value/wr-when,
 // wr-draw/wr-draw-text/wr-audit, wr-note, wr-actions/wr-continue/wr-retry,
-// wr-live); the script skips any that are missing. Templates may use
+// wr-live, and wr-captcha for a CAPTCHA widget, added before wr-note when
+// missing); the script skips any others that are missing. Templates may use
 // inline <script> and <style> elements (their hashes go into CSP) but no
 // style or on… attributes, and no third-party resources: a waiting room
 // must not depend on someone else's server at its peak.

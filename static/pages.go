@@ -125,7 +125,8 @@ type Pages struct {
 
 // eventPages are one event's pages, indexed like languages.
 type eventPages struct {
-	def          int // the default language
+	def          int    // the default language
+	csp          string // the room page's policy
 	room, roomGz [][]byte
 	busy, busyGz [][]byte // site pages only
 	blocked      [][]byte
@@ -276,7 +277,15 @@ func New(cfgs []PageConfig) (*Pages, error) {
 		return nil, errors.Join(errs...)
 	}
 	p.site = ev
+	// The hashes of every page are known only now.
 	p.csp = csp.String()
+	for _, r := range rs {
+		ev := p.events[r.Event]
+		ev.csp = p.csp
+		if !r.WidgetCSP.empty() {
+			ev.csp = csp.with(r.WidgetCSP)
+		}
+	}
 	return p, nil
 }
 
@@ -425,7 +434,7 @@ func gzipped(b []byte) []byte {
 // Accept-Language header asks for (see Negotiate; the event's default
 // language otherwise), or nil when event has no page. Serve it with
 // status 200, Content-Type ContentTypeHTML, Cache-Control: no-store and
-// Content-Security-Policy: CSP(). It does not allocate.
+// Content-Security-Policy: RoomCSP(event). It does not allocate.
 func (p *Pages) Room(event string, acceptLanguage []byte) []byte {
 	ev := p.events[event]
 	if ev == nil {
@@ -485,13 +494,25 @@ func (p *Pages) AssetNames() []string {
 	return slices.Sorted(maps.Keys(p.assets))
 }
 
-// CSP returns the Content-Security-Policy for every page of p: no source
-// but the pages' own inline script and style blocks (by SHA-256 hash),
-// same-origin resources, same-origin fetches and Web Workers (the
-// proof-of-work solver's), and the logos' https origins for images; no
-// framing, no <base>, no plugins. It is the same
-// for every page, so it can be set as a fixed header.
+// CSP returns the Content-Security-Policy for every page of p but the
+// room pages of events with a widget (RoomCSP): no source but the pages'
+// own inline script and style blocks (by SHA-256 hash), same-origin
+// resources, same-origin fetches and Web Workers (the proof-of-work
+// solver's), and the logos' https origins for images; no frames, no
+// framing, no <base>, no plugins. It is the same for every page, so it
+// can be set as a fixed header.
 func (p *Pages) CSP() string { return p.csp }
+
+// RoomCSP returns the Content-Security-Policy of event's room page: CSP
+// with the sources of the event's widget (PageConfig.WidgetCSP) added to
+// their directives, frame-src among them. It is CSP for an event without
+// a widget, or without a page. It does not allocate.
+func (p *Pages) RoomCSP(event string) string {
+	if ev := p.events[event]; ev != nil {
+		return ev.csp
+	}
+	return p.csp
+}
 
 // lang returns the index of the language to serve for an Accept-Language
 // header.
@@ -533,21 +554,31 @@ func hashSource(b []byte) string {
 	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
 }
 
-func (c *policy) String() string {
+func (c *policy) String() string { return c.with(CSPSources{}) }
+
+// with is the policy with extra's sources added (validated by resolve).
+func (c *policy) with(extra CSPSources) string {
 	var b strings.Builder
+	list := func(srcs ...[]string) {
+		for _, l := range srcs {
+			for _, s := range l {
+				b.WriteString(" " + s)
+			}
+		}
+	}
 	b.WriteString("default-src 'none'; script-src 'self'")
-	for _, h := range slices.Sorted(maps.Keys(c.scripts)) {
-		b.WriteString(" " + h)
-	}
+	list(slices.Sorted(maps.Keys(c.scripts)), extra.Script)
 	b.WriteString("; style-src 'self'")
-	for _, h := range slices.Sorted(maps.Keys(c.styles)) {
-		b.WriteString(" " + h)
-	}
+	list(slices.Sorted(maps.Keys(c.styles)), extra.Style)
 	b.WriteString("; img-src 'self'")
-	for _, o := range slices.Sorted(maps.Keys(c.img)) {
-		b.WriteString(" " + o)
+	list(slices.Sorted(maps.Keys(c.img)))
+	b.WriteString("; worker-src 'self'; connect-src 'self'")
+	list(extra.Connect)
+	if len(extra.Frame) > 0 {
+		b.WriteString("; frame-src")
+		list(extra.Frame)
 	}
-	b.WriteString("; worker-src 'self'; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+	b.WriteString("; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 	return b.String()
 }
 

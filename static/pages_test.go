@@ -289,6 +289,14 @@ func TestInvalidConfigs(t *testing.T) {
 		{"protocol-relative logo", []PageConfig{{Event: "e", LogoURL: "//evil.example/logo.png"}}, "logo_url", "https URL"},
 		{"javascript logo", []PageConfig{{Event: "e", LogoURL: "javascript:alert(1)"}}, "logo_url", "https URL"},
 		{"bad join path", []PageConfig{{Event: "e", JoinPath: "/\\evil.example"}}, "join_path", "same-site path"},
+		{"widget source injects a directive", []PageConfig{{Event: "e", WidgetCSP: CSPSources{Script: []string{"https://a.example; script-src *"}}}}, "widget_csp.script[0]", "host source"},
+		{"widget source keyword", []PageConfig{{Event: "e", WidgetCSP: CSPSources{Style: []string{"'unsafe-inline'"}}}}, "widget_csp.style[0]", "host source"},
+		{"widget source scheme only", []PageConfig{{Event: "e", WidgetCSP: CSPSources{Frame: []string{"https:"}}}}, "widget_csp.frame[0]", "host source"},
+		{"widget source plain http", []PageConfig{{Event: "e", WidgetCSP: CSPSources{Connect: []string{"https://ok.example", "http://cdn.example"}}}}, "widget_csp.connect[1]", "must be https"},
+		{"widget source wildcard host", []PageConfig{{Event: "e", WidgetCSP: CSPSources{Script: []string{"https://*"}}}}, "widget_csp.script[0]", "host source"},
+		{"widget source wildcard path", []PageConfig{{Event: "e", WidgetCSP: CSPSources{Script: []string{"https://a.example/*"}}}}, "widget_csp.script[0]", "wildcard"},
+		{"widget source bad port", []PageConfig{{Event: "e", WidgetCSP: CSPSources{Script: []string{"http://127.0.0.1:70000"}}}}, "widget_csp.script[0]", "port"},
+		{"widget source query", []PageConfig{{Event: "e", WidgetCSP: CSPSources{Script: []string{"https://a.example/api.js?x=1"}}}}, "widget_csp.script[0]", "host source"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -422,6 +430,67 @@ func TestCSP(t *testing.T) {
 	}
 	if strings.Contains(csp, "unsafe") {
 		t.Errorf("CSP allows something unsafe: %s", csp)
+	}
+}
+
+// An event with a CAPTCHA widget gets its sources in its room page's
+// policy; everything else keeps the strict one.
+func TestRoomCSP(t *testing.T) {
+	hc := []string{"https://hcaptcha.com", "https://*.hcaptcha.com"}
+	p := mustNew(t, summer(),
+		PageConfig{Event: "turnstile", WidgetCSP: CSPSources{Script: []string{"https://challenges.cloudflare.com"}, Frame: []string{"https://challenges.cloudflare.com"}}},
+		PageConfig{Event: "hcaptcha", WidgetCSP: CSPSources{Script: hc, Frame: hc, Style: hc, Connect: hc}},
+		PageConfig{Event: "local", WidgetCSP: CSPSources{Script: []string{"http://127.0.0.1:8081", "http://[::1]:8081/w/", "http://localhost"}, Frame: []string{"http://127.0.0.1:8081"}}})
+	strict := p.CSP()
+	if strings.Contains(strict, "frame-src") {
+		t.Errorf("the strict policy allows frames: %s", strict)
+	}
+	for _, ev := range []string{"summer", "nope"} {
+		if got := p.RoomCSP(ev); got != strict {
+			t.Errorf("RoomCSP(%q) = %s, want CSP()", ev, got)
+		}
+	}
+	directive := func(csp, name string) string {
+		for d := range strings.SplitSeq(csp, ";") {
+			if f := strings.Fields(d); len(f) > 0 && f[0] == name {
+				return strings.Join(f[1:], " ")
+			}
+		}
+		return ""
+	}
+	for _, tc := range []struct {
+		event                         string
+		script, frame, style, connect string // the sources added
+	}{
+		{"turnstile", "https://challenges.cloudflare.com", "https://challenges.cloudflare.com", "", ""},
+		{"hcaptcha", "https://hcaptcha.com https://*.hcaptcha.com", "https://hcaptcha.com https://*.hcaptcha.com",
+			"https://hcaptcha.com https://*.hcaptcha.com", "https://hcaptcha.com https://*.hcaptcha.com"},
+		{"local", "http://127.0.0.1:8081 http://[::1]:8081/w/ http://localhost", "http://127.0.0.1:8081", "", ""},
+	} {
+		csp := p.RoomCSP(tc.event)
+		for _, d := range []struct{ name, added string }{
+			{"script-src", tc.script}, {"style-src", tc.style}, {"connect-src", tc.connect},
+		} {
+			want := strings.TrimSpace(directive(strict, d.name) + " " + d.added)
+			if got := directive(csp, d.name); got != want {
+				t.Errorf("%s: %s = %q, want %q", tc.event, d.name, got, want)
+			}
+		}
+		if got := directive(csp, "frame-src"); got != tc.frame {
+			t.Errorf("%s: frame-src = %q, want %q", tc.event, got, tc.frame)
+		}
+		// The rest is the strict policy's.
+		for _, d := range []string{"default-src", "img-src", "worker-src", "font-src", "base-uri", "form-action", "frame-ancestors"} {
+			if got, want := directive(csp, d), directive(strict, d); got != want {
+				t.Errorf("%s: %s = %q, want %q", tc.event, d, got, want)
+			}
+		}
+		if strings.Contains(csp, "unsafe") {
+			t.Errorf("%s: CSP allows something unsafe: %s", tc.event, csp)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = p.RoomCSP("hcaptcha") }); n != 0 {
+		t.Errorf("RoomCSP allocates %.1f times per call", n)
 	}
 }
 

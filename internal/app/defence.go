@@ -15,20 +15,28 @@ import (
 	"github.com/waitroom/waitroom/proxy"
 )
 
-// defence builds the bot defence the configuration asks for: nil when no
-// event has a challenge. It fills in the per-event challenges of o.
-func (w *Waitroom) defence(ctx context.Context, o *proxy.Options) error {
+// defence is the bot defence the configuration asks for, built before
+// the pages (whose policy must allow the CAPTCHA widgets) and wired into
+// the proxy's options after them.
+type defence struct {
+	proxy *proxy.Defence
+	// captcha are the providers by bot_defence.captcha[].name.
+	captcha map[string]challenge.Provider
+}
+
+// defence builds the bot defence: nil when no event has a challenge.
+func (w *Waitroom) defence(ctx context.Context) (*defence, error) {
 	d := &w.cfg.BotDefence
 	if !w.cfg.ChallengesOn() {
-		return nil
+		return nil, nil
 	}
 	guard, err := w.replayGuard(d.ChallengeTTL.Std())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pow, err := challenge.NewPoW([]byte(d.Secret), guard)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	env := plugins.Env{Log: w.log, Replay: guard}
 	var weighted []challenge.WeightedSignal
@@ -40,7 +48,7 @@ func (w *Waitroom) defence(ctx context.Context, o *proxy.Options) error {
 	for i, s := range signals {
 		sig, err := plugins.Signals.Build(ctx, s.Type, &s.Config, env)
 		if err != nil {
-			return fmt.Errorf("bot_defence.signals[%d] (%s): %w", i, s.Type, err)
+			return nil, fmt.Errorf("bot_defence.signals[%d] (%s): %w", i, s.Type, err)
 		}
 		name := s.Type
 		if count[s.Type]++; count[s.Type] > 1 {
@@ -51,7 +59,7 @@ func (w *Waitroom) defence(ctx context.Context, o *proxy.Options) error {
 	if s := d.Scorer; s != nil {
 		sig, err := plugins.Scorers.Build(ctx, s.Type, &s.Config, env)
 		if err != nil {
-			return fmt.Errorf("bot_defence.scorer (%s): %w", s.Type, err)
+			return nil, fmt.Errorf("bot_defence.scorer (%s): %w", s.Type, err)
 		}
 		weighted = append(weighted, challenge.WeightedSignal{Name: "scorer:" + s.Type, Weight: s.Weight, Signal: sig, Slow: true})
 	}
@@ -59,37 +67,56 @@ func (w *Waitroom) defence(ctx context.Context, o *proxy.Options) error {
 	for i, c := range d.Captcha {
 		p, err := plugins.Captcha.Build(ctx, c.Type, &c.Config, env)
 		if err != nil {
-			return fmt.Errorf("bot_defence.captcha[%d] (%s): %w", i, c.Name, err)
+			return nil, fmt.Errorf("bot_defence.captcha[%d] (%s): %w", i, c.Name, err)
 		}
 		providers[c.Name] = p
 	}
 	scorer, err := challenge.NewScorer(weighted, challenge.ScorerOptions{Log: w.log})
 	if err != nil {
-		return fmt.Errorf("bot_defence.signals: %w", err)
+		return nil, fmt.Errorf("bot_defence.signals: %w", err)
 	}
 	shadow := sha256.Sum256([]byte("waitroom/shadow-key\x00" + d.Secret))
-	o.Defence = &proxy.Defence{PoW: pow, Scorer: scorer, TTL: d.ChallengeTTL.Std(),
+	pd := &proxy.Defence{PoW: pow, Scorer: scorer, TTL: d.ChallengeTTL.Std(),
 		ShadowKey: shadow[:], JA4Header: d.JA4Header}
 	if w.cfg.Serve.TLS.Listen != "" {
-		o.Defence.Fingerprints = &proxy.Fingerprints{}
-		w.fingerprints = o.Defence.Fingerprints
+		pd.Fingerprints = &proxy.Fingerprints{}
+		w.fingerprints = pd.Fingerprints
 	}
-	for i, e := range w.cfg.Events {
+	return &defence{proxy: pd, captcha: providers}, nil
+}
+
+// eventCaptcha returns the CAPTCHA provider of event e: nil when its
+// challenge is off or names none. A nil d has none.
+func (d *defence) eventCaptcha(e *config.Event) challenge.Provider {
+	if d == nil || e.Challenge.Mode == config.ChallengeOff {
+		return nil
+	}
+	return d.captcha[e.Challenge.Captcha]
+}
+
+// apply puts the bot defence into o, whose Events are the configured
+// events in order: the shared defence and each event's challenge. A nil d
+// leaves o alone.
+func (d *defence) apply(cfg *config.Config, o *proxy.Options) {
+	if d == nil {
+		return
+	}
+	o.Defence = d.proxy
+	for i := range cfg.Events {
+		e := &cfg.Events[i]
 		c := e.Challenge
 		if c.Mode == config.ChallengeOff {
 			continue
 		}
-		ec := &proxy.EventChallenge{
+		o.Events[i].Challenge = &proxy.EventChallenge{
 			Policy: challenge.Policy{DryRun: c.Mode == config.ChallengeDryRun, Bands: challenge.Bands{
 				HeavyPoW: c.Bands.HeavyPoW, Captcha: c.Bands.Captcha, Shadow: c.Bands.Shadow, Block: c.Bands.Block}},
 			Light:       proxy.Work{Bits: uint8(c.Light.Bits), Puzzles: uint8(c.Light.Puzzles)},
 			Heavy:       proxy.Work{Bits: uint8(c.Heavy.Bits), Puzzles: uint8(c.Heavy.Puzzles)},
-			Captcha:     providers[c.Captcha],
+			Captcha:     d.eventCaptcha(e),
 			NoJSCaptcha: c.NoJSCaptcha,
 		}
-		o.Events[i].Challenge = ec
 	}
-	return nil
 }
 
 // replayGuard opens the guard that makes each challenge redeemable once:

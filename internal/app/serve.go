@@ -115,7 +115,13 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 	if err != nil {
 		return nil, err
 	}
-	pages, err := static.New(pageConfigs(cfg))
+	// The defence comes before the pages: a CAPTCHA widget's sources go
+	// into its event's page policy.
+	def, err := w.defence(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := static.New(pageConfigs(cfg, def))
 	if err != nil {
 		return nil, err
 	}
@@ -131,9 +137,7 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 	if err != nil {
 		return nil, err
 	}
-	if err := w.defence(ctx, &popts); err != nil {
-		return nil, err
-	}
+	def.apply(cfg, &popts)
 	if popts.Notify, err = w.sinks(ctx); err != nil {
 		return nil, err
 	}
@@ -344,14 +348,20 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 	return o, nil
 }
 
-// pageConfigs maps every event's page settings.
-func pageConfigs(cfg *config.Config) []static.PageConfig {
+// pageConfigs maps every event's page settings, with the sources its
+// CAPTCHA widget needs in the page's policy (def may be nil: no defence).
+func pageConfigs(cfg *config.Config, def *defence) []static.PageConfig {
 	var out []static.PageConfig
-	for _, e := range cfg.Events {
+	for i := range cfg.Events {
+		e := &cfg.Events[i]
 		pc := static.PageConfig{Event: e.ID, Name: e.Name, Prefix: cfg.Serve.Prefix,
 			PositionDisplay: string(e.PositionDisplay), LogoURL: e.Page.LogoURL,
 			Colors:          static.Colors{Background: e.Page.Colors.Background, Text: e.Page.Colors.Text, Accent: e.Page.Colors.Accent},
 			DefaultLanguage: string(e.Page.DefaultLanguage), TemplateDir: e.Page.TemplateDir, JoinPath: e.LandingPath}
+		if p := def.eventCaptcha(e); p != nil {
+			c := p.Widget().CSP
+			pc.WidgetCSP = static.CSPSources{Script: c.Script, Frame: c.Frame, Style: c.Style, Connect: c.Connect}
+		}
 		if pc.Name == "" {
 			pc.Name = e.ID
 		}

@@ -2,9 +2,11 @@ package captcha
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -353,22 +355,87 @@ func TestVerifyUnreachable(t *testing.T) {
 }
 
 func TestWidget(t *testing.T) {
+	turnstileCSP := challenge.CSPSources{Script: []string{"https://challenges.cloudflare.com"}, Frame: []string{"https://challenges.cloudflare.com"}}
+	hcaptchaHosts := []string{"https://hcaptcha.com", "https://*.hcaptcha.com"}
+	hcaptchaCSP := challenge.CSPSources{Script: hcaptchaHosts, Frame: hcaptchaHosts, Style: hcaptchaHosts, Connect: hcaptchaHosts}
+	recaptchaCSP := challenge.CSPSources{Script: []string{"https://www.google.com/recaptcha/", "https://www.gstatic.com/recaptcha/"},
+		Frame: []string{"https://www.google.com/recaptcha/", "https://recaptcha.google.com/recaptcha/"}}
 	for _, tc := range []struct {
-		kind, extra string
-		want        challenge.Widget
+		name, kind, extra string
+		want              challenge.Widget
 	}{
-		{Turnstile, "", challenge.Widget{Kind: "turnstile", SiteKey: "site-key", ScriptURL: "https://challenges.cloudflare.com/turnstile/v0/api.js"}},
-		{Turnstile, "action: join\n", challenge.Widget{Kind: "turnstile", SiteKey: "site-key", ScriptURL: "https://challenges.cloudflare.com/turnstile/v0/api.js", Action: "join"}},
-		{HCaptcha, "", challenge.Widget{Kind: "hcaptcha", SiteKey: "site-key", ScriptURL: "https://js.hcaptcha.com/1/api.js"}},
-		{ReCAPTCHA, "version: 2\n", challenge.Widget{Kind: "recaptcha", SiteKey: "site-key", ScriptURL: "https://www.google.com/recaptcha/api.js"}},
-		{ReCAPTCHA, "action: waiting_room/join\n", challenge.Widget{Kind: "recaptcha", SiteKey: "site-key", ScriptURL: "https://www.google.com/recaptcha/api.js?render=site-key", Action: "waiting_room/join"}},
+		{"turnstile", Turnstile, "", challenge.Widget{Kind: "turnstile", SiteKey: "site-key", ScriptURL: DefaultTurnstileScriptURL, CSP: turnstileCSP}},
+		{"turnstile action", Turnstile, "action: join\n", challenge.Widget{Kind: "turnstile", SiteKey: "site-key", ScriptURL: DefaultTurnstileScriptURL, Action: "join", CSP: turnstileCSP}},
+		{"hcaptcha", HCaptcha, "", challenge.Widget{Kind: "hcaptcha", SiteKey: "site-key", ScriptURL: "https://js.hcaptcha.com/1/api.js", CSP: hcaptchaCSP}},
+		{"recaptcha v2", ReCAPTCHA, "version: 2\n", challenge.Widget{Kind: "recaptcha", SiteKey: "site-key", ScriptURL: "https://www.google.com/recaptcha/api.js", CSP: recaptchaCSP}},
+		{"recaptcha v3", ReCAPTCHA, "action: waiting_room/join\n", challenge.Widget{Kind: "recaptcha", SiteKey: "site-key",
+			ScriptURL: "https://www.google.com/recaptcha/api.js?render=site-key", Action: "waiting_room/join", CSP: recaptchaCSP}},
+		// Google's documented alternative where www.google.com is blocked:
+		// the google.com sources follow the script to recaptcha.net.
+		{"recaptcha.net", ReCAPTCHA, "version: 2\nscript_url: https://www.recaptcha.net/recaptcha/api.js\n", challenge.Widget{Kind: "recaptcha", SiteKey: "site-key",
+			ScriptURL: "https://www.recaptcha.net/recaptcha/api.js", CSP: challenge.CSPSources{
+				Script: []string{"https://www.recaptcha.net/recaptcha/", "https://www.gstatic.com/recaptcha/"},
+				Frame:  []string{"https://www.recaptcha.net/recaptcha/", "https://recaptcha.google.com/recaptcha/"}}}},
+		{"recaptcha.net v3 with a query", ReCAPTCHA, "action: join\nscript_url: https://www.recaptcha.net/recaptcha/api.js?hl=de\n", challenge.Widget{Kind: "recaptcha", SiteKey: "site-key",
+			ScriptURL: "https://www.recaptcha.net/recaptcha/api.js?hl=de&render=site-key", Action: "join", CSP: challenge.CSPSources{
+				Script: []string{"https://www.recaptcha.net/recaptcha/", "https://www.gstatic.com/recaptcha/"},
+				Frame:  []string{"https://www.recaptcha.net/recaptcha/", "https://recaptcha.google.com/recaptcha/"}}}},
+		// A local fake: Cloudflare's origin becomes the fake's, for the
+		// script and the widget's frame.
+		{"turnstile loopback", Turnstile, "script_url: http://127.0.0.1:8081/turnstile/v0/api.js\n", challenge.Widget{Kind: "turnstile", SiteKey: "site-key",
+			ScriptURL: "http://127.0.0.1:8081/turnstile/v0/api.js", CSP: challenge.CSPSources{
+				Script: []string{"http://127.0.0.1:8081"}, Frame: []string{"http://127.0.0.1:8081"}}}},
+		{"turnstile fedramp", Turnstile, "script_url: https://challenges.fed.cloudflare.com/turnstile/v0/api.js\n", challenge.Widget{Kind: "turnstile", SiteKey: "site-key",
+			ScriptURL: "https://challenges.fed.cloudflare.com/turnstile/v0/api.js", CSP: challenge.CSPSources{
+				Script: []string{"https://challenges.fed.cloudflare.com"}, Frame: []string{"https://challenges.fed.cloudflare.com"}}}},
+		// Another hCaptcha script host is covered by *.hcaptcha.com; one
+		// elsewhere is added as a script source.
+		{"hcaptcha subdomain", HCaptcha, "script_url: https://cn1.hcaptcha.com/1/api.js\n", challenge.Widget{Kind: "hcaptcha", SiteKey: "site-key",
+			ScriptURL: "https://cn1.hcaptcha.com/1/api.js", CSP: hcaptchaCSP}},
+		{"hcaptcha elsewhere", HCaptcha, "script_url: https://captcha.example.com:8443/1/api.js\n", challenge.Widget{Kind: "hcaptcha", SiteKey: "site-key",
+			ScriptURL: "https://captcha.example.com:8443/1/api.js", CSP: challenge.CSPSources{
+				Script: append(slices.Clone(hcaptchaHosts), "https://captcha.example.com:8443"), Frame: hcaptchaHosts, Style: hcaptchaHosts, Connect: hcaptchaHosts}}},
+		{"recaptcha other path", ReCAPTCHA, "version: 2\nscript_url: https://www.google.com/js/api.js\n", challenge.Widget{Kind: "recaptcha", SiteKey: "site-key",
+			ScriptURL: "https://www.google.com/js/api.js", CSP: challenge.CSPSources{
+				Script: append(slices.Clone(recaptchaCSP.Script), "https://www.google.com"), Frame: recaptchaCSP.Frame}}},
 	} {
-		t.Run(tc.kind+"/"+strings.TrimSpace(tc.extra), func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			p := build(t, tc.kind, "site_key: site-key\nsecret: s\nhostnames: [example.com]\n"+tc.extra, plugins.Env{})
-			if got := p.Widget(); got != tc.want {
-				t.Errorf("Widget() = %+v, want %+v", got, tc.want)
+			got := p.Widget()
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Widget() = %+v\nwant %+v", got, tc.want)
+			}
+			// The sources are for the server's policy, never the page's JSON.
+			b, err := json.Marshal(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(b), "Script") || strings.Contains(string(b), "csp") {
+				t.Errorf("the widget's JSON carries its CSP sources: %s", b)
 			}
 		})
+	}
+}
+
+func TestCovers(t *testing.T) {
+	for _, tc := range []struct {
+		src, target string
+		want        bool
+	}{
+		{"https://challenges.cloudflare.com", "https://challenges.cloudflare.com/turnstile/v0/api.js", true},
+		{"https://*.hcaptcha.com", "https://js.hcaptcha.com/1/api.js", true},
+		{"https://*.hcaptcha.com", "https://hcaptcha.com/1/api.js", false},
+		{"https://*.hcaptcha.com", "https://js.hcaptcha.com.evil.net/1/api.js", false},
+		{"https://www.google.com/recaptcha/", "https://www.google.com/recaptcha/api.js?render=k", true},
+		{"https://www.google.com/recaptcha/", "https://www.google.com/recaptcha2/api.js", false},
+		{"https://www.google.com/recaptcha/api.js", "https://www.google.com/recaptcha/api.js", true},
+		{"https://www.google.com", "http://www.google.com/recaptcha/api.js", false},
+		{"http://127.0.0.1:8081", "http://127.0.0.1:8082/api.js", false},
+		{"http://127.0.0.1:8081", "http://127.0.0.1:8081/api.js", true},
+	} {
+		if got := covers(tc.src, tc.target); got != tc.want {
+			t.Errorf("covers(%q, %q) = %v, want %v", tc.src, tc.target, got, tc.want)
+		}
 	}
 }
 
@@ -376,16 +443,17 @@ func TestDefaults(t *testing.T) {
 	for _, tc := range []struct {
 		kind, extra string
 		maxAge      time.Duration
-		url         string
+		url, script string
 		minScore    float64
 	}{
-		{Turnstile, "", 5 * time.Minute, DefaultTurnstileVerifyURL, 0},
-		{HCaptcha, "", 2 * time.Minute, DefaultHCaptchaVerifyURL, 0},
-		{ReCAPTCHA, "action: join\n", 2 * time.Minute, DefaultReCAPTCHAVerifyURL, 0.5},
-		{ReCAPTCHA, "version: 2\n", 2 * time.Minute, DefaultReCAPTCHAVerifyURL, 0},
+		{Turnstile, "", 5 * time.Minute, DefaultTurnstileVerifyURL, DefaultTurnstileScriptURL, 0},
+		{HCaptcha, "", 2 * time.Minute, DefaultHCaptchaVerifyURL, DefaultHCaptchaScriptURL, 0},
+		{ReCAPTCHA, "action: join\n", 2 * time.Minute, DefaultReCAPTCHAVerifyURL, DefaultReCAPTCHAScriptURL, 0.5},
+		{ReCAPTCHA, "version: 2\n", 2 * time.Minute, DefaultReCAPTCHAVerifyURL, DefaultReCAPTCHAScriptURL, 0},
 	} {
 		p := build(t, tc.kind, "site_key: k\nsecret: s\nhostnames: [example.com]\n"+tc.extra, plugins.Env{}).(*Provider)
-		if p.cfg.MaxAge != tc.maxAge || p.cfg.VerifyURL != tc.url || p.cfg.Timeout != DefaultTimeout || p.cfg.MinScore != tc.minScore {
+		if p.cfg.MaxAge != tc.maxAge || p.cfg.VerifyURL != tc.url || p.cfg.Timeout != DefaultTimeout || p.cfg.MinScore != tc.minScore ||
+			p.cfg.ScriptURL != tc.script {
 			t.Errorf("%s %q: resolved %+v", tc.kind, tc.extra, p.cfg)
 		}
 	}
@@ -406,8 +474,8 @@ func TestValidate(t *testing.T) {
 		{"empty section", Turnstile, "{}", []string{"site_key", "secret", "hostnames"}},
 		{"unknown key", Turnstile, base + "sitekey: x\n", []string{""}},
 		{"every problem at once", Turnstile,
-			"site_key: 'a b'\nsecret: ' s'\nhostnames: ['https://example.com', '', 'a.*.com', ok.com, OK.com]\naction: 'no spaces'\nversion: 3\nmin_score: 0.3\nmax_age: 1h\ntimeout: 1ms\nverify_url: http://example.com/v\n",
-			[]string{"site_key", "secret", "hostnames[0]", "hostnames[1]", "hostnames[2]", "hostnames[4]", "version", "action", "min_score", "max_age", "timeout", "verify_url"}},
+			"site_key: 'a b'\nsecret: ' s'\nhostnames: ['https://example.com', '', 'a.*.com', ok.com, OK.com]\naction: 'no spaces'\nversion: 3\nmin_score: 0.3\nmax_age: 1h\ntimeout: 1ms\nverify_url: http://example.com/v\nscript_url: http://example.com/api.js\n",
+			[]string{"site_key", "secret", "hostnames[0]", "hostnames[1]", "hostnames[2]", "hostnames[4]", "version", "action", "min_score", "max_age", "timeout", "verify_url", "script_url"}},
 		{"unexpanded secret", HCaptcha, "site_key: k\nsecret: ${HCAPTCHA_SECRET}\nhostnames: [example.com]\n", []string{"secret"}},
 		{"hcaptcha action", HCaptcha, base + "action: join\n", []string{"action"}},
 		{"recaptcha v3 needs action", ReCAPTCHA, base, []string{"action"}},
@@ -418,6 +486,24 @@ func TestValidate(t *testing.T) {
 		{"recaptcha action chars", ReCAPTCHA, base + "action: join-now\n", []string{"action"}},
 		{"turnstile action length", Turnstile, base + "action: " + strings.Repeat("a", 33) + "\n", []string{"action"}},
 		{"verify_url ftp", Turnstile, base + "verify_url: ftp://example.com/\n", []string{"verify_url"}},
+		{"script_url recaptcha.net", ReCAPTCHA, base + "version: 2\nscript_url: https://www.recaptcha.net/recaptcha/api.js\n", nil},
+		{"script_url with a language", HCaptcha, base + "script_url: https://js.hcaptcha.com/1/api.js?hl=de\n", nil},
+		{"script_url http loopback", Turnstile, base + "script_url: http://127.0.0.1:9000/turnstile/v0/api.js\n", nil},
+		{"script_url http ipv6 loopback", Turnstile, base + "script_url: http://[::1]:9000/api.js\n", nil},
+		{"script_url http", Turnstile, base + "script_url: http://challenges.cloudflare.com/turnstile/v0/api.js\n", []string{"script_url"}},
+		{"script_url relative", Turnstile, base + "script_url: /turnstile/api.js\n", []string{"script_url"}},
+		{"script_url user info", HCaptcha, base + "script_url: https://user:pw@js.hcaptcha.com/1/api.js\n", []string{"script_url"}},
+		{"script_url fragment", HCaptcha, base + "script_url: https://js.hcaptcha.com/1/api.js#x\n", []string{"script_url"}},
+		{"script_url odd host", HCaptcha, base + "script_url: \"https://js.hcaptcha.com;script-src/1/api.js\"\n", []string{"script_url"}},
+		{"script_url wildcard host", HCaptcha, base + "script_url: \"https://*.hcaptcha.com/1/api.js\"\n", []string{"script_url"}},
+		{"script_url bad port", Turnstile, base + "script_url: https://challenges.cloudflare.com:99999/api.js\n", []string{"script_url"}},
+		{"script_url port zero", Turnstile, base + "script_url: https://challenges.cloudflare.com:0/api.js\n", []string{"script_url"}},
+		{"script_url empty port", Turnstile, base + "script_url: \"https://challenges.cloudflare.com:/api.js\"\n", []string{"script_url"}},
+		{"script_url underscore host", HCaptcha, base + "script_url: https://js_1.hcaptcha.com/1/api.js\n", []string{"script_url"}},
+		{"script_url dash label", HCaptcha, base + "script_url: https://-js.hcaptcha.com/1/api.js\n", []string{"script_url"}},
+		{"script_url with a port", HCaptcha, base + "script_url: https://js.hcaptcha.com:8443/1/api.js\n", nil},
+		{"script_url render", ReCAPTCHA, base + "action: join\nscript_url: https://www.google.com/recaptcha/api.js?render=k\n", []string{"script_url"}},
+		{"script_url onload", Turnstile, base + "script_url: https://challenges.cloudflare.com/turnstile/v0/api.js?onload=f\n", []string{"script_url"}},
 		{"bad duration", Turnstile, base + "timeout: 3\n", []string{""}},
 	}
 	for _, tc := range tests {

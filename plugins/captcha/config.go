@@ -3,6 +3,9 @@ package captcha
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,6 +65,17 @@ type Config struct {
 	// The siteverify endpoint; default the provider's real one. https,
 	// or plain http to a loopback address (the secret is in the request).
 	VerifyURL string `yaml:"verify_url"`
+	// The widget script the waiting-room page loads; default the
+	// provider's real one (DefaultTurnstileScriptURL, …). https, or plain
+	// http to a loopback address (a local test). For reCAPTCHA where
+	// www.google.com is blocked, Google documents
+	// https://www.recaptcha.net/recaptcha/api.js. The page's
+	// Content-Security-Policy follows: the provider's sources on the
+	// default script's origin move to this URL's origin, and the origin is
+	// allowed as a script source. Without render or onload parameters:
+	// the page renders the widget itself. Turnstile's api.js runs only
+	// from Cloudflare's own hosts.
+	ScriptURL string `yaml:"script_url"`
 }
 
 // Defaults of Config.
@@ -80,6 +94,10 @@ const (
 	DefaultTurnstileVerifyURL = "https://challenges.cloudflare.com/turnstile/v0/siteverify"
 	DefaultHCaptchaVerifyURL  = "https://api.hcaptcha.com/siteverify"
 	DefaultReCAPTCHAVerifyURL = "https://www.google.com/recaptcha/api/siteverify"
+
+	DefaultTurnstileScriptURL = "https://challenges.cloudflare.com/turnstile/v0/api.js"
+	DefaultHCaptchaScriptURL  = "https://js.hcaptcha.com/1/api.js"
+	DefaultReCAPTCHAScriptURL = "https://www.google.com/recaptcha/api.js"
 )
 
 // Limits Validate enforces.
@@ -180,7 +198,37 @@ func (c *Config) Validate(kind string) error {
 			fail("verify_url", "%s", msg)
 		}
 	}
+	if c.ScriptURL != "" {
+		if msg := checkScriptURL(c.ScriptURL); msg != "" {
+			fail("script_url", "%s", msg)
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// checkScriptURL says what is wrong with raw as a widget script's URL, or
+// "". Its origin goes into the page's Content-Security-Policy, so the
+// host must be a plain hostname or IP address.
+func checkScriptURL(raw string) string {
+	if msg := httpc.CheckURL(raw, true); msg != "" {
+		return msg
+	}
+	u, _ := url.Parse(raw) // CheckURL parsed it
+	host := u.Hostname()
+	if net.ParseIP(host) == nil && (checkHostname(host) != "" || strings.ContainsAny(host, "*_") ||
+		strings.HasPrefix(host, "-") || strings.HasSuffix(host, "-") || strings.Contains(host, ".-") || strings.Contains(host, "-.")) {
+		return fmt.Sprintf("%q is not a valid hostname", host)
+	}
+	if p := u.Port(); p != "" || strings.HasSuffix(u.Host, ":") {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 || p[0] == '0' {
+			return "has an invalid port"
+		}
+	}
+	q := u.Query()
+	if q.Has("render") || q.Has("onload") {
+		return "must not set render or onload: the page renders the widget itself"
+	}
+	return ""
 }
 
 // resolved returns c with every default applied; c must be valid.
@@ -199,6 +247,9 @@ func (c Config) resolved(s *spec) Config {
 	}
 	if c.VerifyURL == "" {
 		c.VerifyURL = s.verifyURL
+	}
+	if c.ScriptURL == "" {
+		c.ScriptURL = s.scriptURL
 	}
 	hosts := make([]string, len(c.Hostnames))
 	for i, h := range c.Hostnames {

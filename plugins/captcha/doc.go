@@ -14,6 +14,10 @@
 // providers share one siteverify client; what differs between them
 // (endpoint, widget script, token lifetime, error codes) is data.
 //
+// Provider.Widget also says what the page's Content-Security-Policy must
+// allow for the widget: the sources each provider documents, moved to the
+// configured script_url's origin when that is not the provider's own.
+//
 // It is not where waitroom decides when to ask for a CAPTCHA (that is the
 // risk score in package challenge), and it does not render the widget: the
 // waiting-room page does, from Provider.Widget.

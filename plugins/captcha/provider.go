@@ -74,19 +74,25 @@ func New(kind string, cfg Config, env plugins.Env) (*Provider, error) {
 		log:    log.With("captcha", kind),
 		now:    time.Now,
 	}
-	p.widget = challenge.Widget{Kind: kind, SiteKey: cfg.SiteKey, ScriptURL: s.scriptURL}
+	p.widget = challenge.Widget{Kind: kind, SiteKey: cfg.SiteKey, ScriptURL: cfg.ScriptURL, CSP: s.cspFor(cfg.ScriptURL)}
 	if action, score := s.features(cfg.Version); action {
 		p.widget.Action = cfg.Action
 		if score {
 			// reCAPTCHA v3 loads its script with the site key to render.
-			p.widget.ScriptURL += "?render=" + url.QueryEscape(cfg.SiteKey)
+			sep := "?"
+			if strings.Contains(cfg.ScriptURL, "?") {
+				sep = "&"
+			}
+			p.widget.ScriptURL += sep + "render=" + url.QueryEscape(cfg.SiteKey)
 		}
 	}
 	return p, nil
 }
 
-// Widget returns what the page needs to render the widget. For recaptcha
-// a non-empty Action (and a ScriptURL with ?render=) means version 3.
+// Widget returns what the page needs to render the widget, and what the
+// page's Content-Security-Policy must allow for it. For recaptcha a
+// non-empty Action (and a ScriptURL with render=) means version 3. The
+// slices in CSP are shared: do not modify them.
 func (p *Provider) Widget() challenge.Widget { return p.widget }
 
 // Verify checks token with the provider's siteverify API. See

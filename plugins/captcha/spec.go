@@ -1,14 +1,24 @@
 package captcha
 
-import "time"
+import (
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/waitroom/waitroom/challenge"
+)
 
 // spec is what differs between the providers: everything else about
 // verifying a token is the one siteverify client in provider.go.
 type spec struct {
 	kind      string
 	verifyURL string
-	// The widget script the page loads.
+	// The widget script the page loads by default.
 	scriptURL string
+	// What the page's Content-Security-Policy must allow for the widget
+	// loaded from scriptURL, as the provider documents it.
+	csp challenge.CSPSources
 	// The provider's token lifetime, the default max_age.
 	maxAge time.Duration
 	// Longest token sent to the provider; a longer one is refused
@@ -46,8 +56,13 @@ var specs = map[string]*spec{
 	Turnstile: {
 		kind:      Turnstile,
 		verifyURL: DefaultTurnstileVerifyURL,
-		scriptURL: "https://challenges.cloudflare.com/turnstile/v0/api.js",
-		maxAge:    DefaultTurnstileMaxAge,
+		scriptURL: DefaultTurnstileScriptURL,
+		// https://developers.cloudflare.com/turnstile/reference/content-security-policy/
+		csp: challenge.CSPSources{
+			Script: []string{"https://challenges.cloudflare.com"},
+			Frame:  []string{"https://challenges.cloudflare.com"},
+		},
+		maxAge: DefaultTurnstileMaxAge,
 		// Cloudflare documents a maximum token length of 2048 characters.
 		maxToken:     2048,
 		action:       true,
@@ -61,9 +76,16 @@ var specs = map[string]*spec{
 	},
 	// https://docs.hcaptcha.com/#verify-the-user-response-server-side
 	HCaptcha: {
-		kind:        HCaptcha,
-		verifyURL:   DefaultHCaptchaVerifyURL,
-		scriptURL:   "https://js.hcaptcha.com/1/api.js",
+		kind:      HCaptcha,
+		verifyURL: DefaultHCaptchaVerifyURL,
+		scriptURL: DefaultHCaptchaScriptURL,
+		// https://docs.hcaptcha.com/ (Content Security Policy Settings)
+		csp: challenge.CSPSources{
+			Script:  []string{"https://hcaptcha.com", "https://*.hcaptcha.com"},
+			Frame:   []string{"https://hcaptcha.com", "https://*.hcaptcha.com"},
+			Style:   []string{"https://hcaptcha.com", "https://*.hcaptcha.com"},
+			Connect: []string{"https://hcaptcha.com", "https://*.hcaptcha.com"},
+		},
 		maxAge:      DefaultHCaptchaMaxAge,
 		maxToken:    16 << 10, // undocumented; tokens run past 1 KiB
 		sendSiteKey: true,
@@ -79,9 +101,15 @@ var specs = map[string]*spec{
 	// https://developers.google.com/recaptcha/docs/verify and
 	// https://developers.google.com/recaptcha/docs/v3
 	ReCAPTCHA: {
-		kind:         ReCAPTCHA,
-		verifyURL:    DefaultReCAPTCHAVerifyURL,
-		scriptURL:    "https://www.google.com/recaptcha/api.js",
+		kind:      ReCAPTCHA,
+		verifyURL: DefaultReCAPTCHAVerifyURL,
+		scriptURL: DefaultReCAPTCHAScriptURL,
+		// https://developers.google.com/recaptcha/docs/faq (Content
+		// Security Policy)
+		csp: challenge.CSPSources{
+			Script: []string{"https://www.google.com/recaptcha/", "https://www.gstatic.com/recaptcha/"},
+			Frame:  []string{"https://www.google.com/recaptcha/", "https://recaptcha.google.com/recaptcha/"},
+		},
 		maxAge:       DefaultReCAPTCHAMaxAge,
 		maxToken:     16 << 10, // undocumented; tokens run to a few KiB
 		versioned:    true,
@@ -95,4 +123,76 @@ var specs = map[string]*spec{
 			"missing-input-secret", "invalid-input-secret",
 		},
 	},
+}
+
+// cspFor returns what the page's Content-Security-Policy must allow for
+// the widget loaded from script (a valid URL). For the default script
+// that is the provider's documented list. For another one, the sources on
+// the default script's origin move to script's origin, path kept
+// (https://www.google.com/recaptcha/ becomes
+// https://www.recaptcha.net/recaptcha/), and script's origin is added to
+// the script sources unless one of them covers it already.
+func (s *spec) cspFor(script string) challenge.CSPSources {
+	from, to := origin(s.scriptURL), origin(script)
+	move := func(list []string) []string {
+		if len(list) == 0 {
+			return nil
+		}
+		out := make([]string, 0, len(list)+1)
+		for _, src := range list {
+			if rest, ok := strings.CutPrefix(src, from); ok && (rest == "" || rest[0] == '/') {
+				src = to + rest
+			}
+			if !slices.Contains(out, src) {
+				out = append(out, src)
+			}
+		}
+		return out
+	}
+	c := challenge.CSPSources{Script: move(s.csp.Script), Frame: move(s.csp.Frame),
+		Style: move(s.csp.Style), Connect: move(s.csp.Connect)}
+	if !slices.ContainsFunc(c.Script, func(src string) bool { return covers(src, script) }) {
+		c.Script = append(c.Script, to)
+	}
+	return c
+}
+
+// origin returns scheme://host[:port] of a valid URL, lower case.
+func origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host)
+}
+
+// covers reports whether the CSP source expression src (scheme://host
+// with an optional leading *. label, port and path) allows loading target,
+// by the matching rules of CSP Level 3 for a host-source. It errs on the
+// side of false, which only adds a redundant source.
+func covers(src, target string) bool {
+	s, err := url.Parse(src)
+	if err != nil {
+		return false
+	}
+	t, err := url.Parse(target)
+	if err != nil || !strings.EqualFold(s.Scheme, t.Scheme) || s.Port() != t.Port() {
+		return false
+	}
+	sh, th := strings.ToLower(s.Hostname()), strings.ToLower(t.Hostname())
+	if suffix, wild := strings.CutPrefix(sh, "*"); wild {
+		if !strings.HasSuffix(th, suffix) || len(th) <= len(suffix) {
+			return false
+		}
+	} else if sh != th {
+		return false
+	}
+	switch p := s.Path; {
+	case p == "" || p == "/":
+		return true
+	case strings.HasSuffix(p, "/"):
+		return strings.HasPrefix(t.Path, p)
+	default:
+		return t.Path == p
+	}
 }

@@ -1,6 +1,7 @@
 // The waiting-room page script: joins the queue, polls the status API and
 // shows what it says; moves on by itself when admitted. No framework, no
-// external requests. The configuration is the JSON in #wr-config (see
+// external requests but a CAPTCHA provider's widget when the bot defence
+// asks for one. The configuration is the JSON in #wr-config (see
 // static.ScriptConfig); everything per visitor comes from the JSON API.
 (function () {
   "use strict";
@@ -143,6 +144,7 @@
   // work (solved in Web Workers, with real progress) or a CAPTCHA.
   var challengeRetries = 0; // expired or used challenges in a row
   var solving = false;
+  var powRun = null; // the proof of work being solved: {abort}
 
   function join() {
     if (solving) return;
@@ -189,18 +191,25 @@
     setText("wr-message", t("msg_checking"));
     show("wr-bar", true);
     setBar(0);
+    // Choosing the CAPTCHA instead stops the workers, and a solution that
+    // comes anyway is dropped: one join, with the CAPTCHA's token.
+    var run = powRun = typeof AbortController === "function" ? new AbortController() : {};
     if (captcha) offerCaptcha(captcha);
     var started = Date.now();
     var ready = window.waitroomSolve ? Promise.resolve() : loadScript(C.pow_js);
     ready.then(function () {
-      return window.waitroomSolve(pow, function (f) { setBar(Math.round(f * 100)); }, { worker: C.pow_worker, skew: skew });
+      return window.waitroomSolve(pow, function (f) { if (powRun === run) setBar(Math.round(f * 100)); }, { worker: C.pow_worker, skew: skew, signal: run.signal });
     }).then(function (nonces) {
+      if (powRun !== run) return;
       solving = false;
+      powRun = null;
       if (window.console && console.debug) console.debug("waitroom: proof of work solved in " + (Date.now() - started) + " ms");
       setBar(100);
       sendJoin({ pow: { token: pow.token, nonces: nonces } });
     }, function () {
+      if (powRun !== run) return;
       solving = false;
+      powRun = null;
       failed(join);
     });
   }
@@ -225,31 +234,55 @@
     var b = setText("wr-retry", t("captcha_instead"));
     show("wr-retry", true);
     show("wr-actions", true);
-    if (b) b.onclick = function () { solving = false; show("wr-retry", false); showCaptcha(w); };
+    if (b) b.onclick = function () {
+      var run = powRun;
+      powRun = null;
+      if (run && run.abort) run.abort();
+      solving = false;
+      show("wr-retry", false);
+      showCaptcha(w);
+    };
   }
 
   var captchaAPIs = { turnstile: "turnstile", hcaptcha: "hcaptcha", recaptcha: "grecaptcha" };
+  var captchaId = null; // the rendered widget, reset for another token
 
   function renderCaptcha(w) {
     var box = $("wr-captcha");
     if (!box) {
       box = doc.createElement("div");
       box.id = "wr-captcha";
-      $("wr-message").parentNode.insertBefore(box, $("wr-note"));
+      var note = $("wr-note");
+      if (note) note.parentNode.insertBefore(box, note);
+      else doc.body.appendChild(box);
     }
     box.hidden = false;
     var name = captchaAPIs[w.kind];
-    var go = function () {
+    function done(token) {
+      box.hidden = true;
+      sendJoin({ captcha: token });
+    }
+    function go() {
       var api = window[name];
-      var opts = { sitekey: w.site_key, callback: function (token) { box.hidden = true; sendJoin({ captcha: token }); } };
-      if (w.action) opts.action = w.action;
-      if (api && api.render) api.render(box, opts);
-    };
-    if (name && window[name] && window[name].render) go();
-    else loadScript(w.script_url).then(function () {
-      if (window[name] && window[name].ready) window[name].ready(go);
-      else setTimeout(go, 50);
-    }, function () { failed(join); });
+      if (w.kind === "recaptcha" && w.action) {
+        // reCAPTCHA v3 shows nothing: it scores the visit for the action.
+        api.execute(w.site_key, { action: w.action }).then(done, function () { failed(join); });
+      } else if (captchaId !== null) {
+        api.reset(captchaId);
+      } else {
+        var opts = { sitekey: w.site_key, callback: done };
+        if (w.action) opts.action = w.action;
+        captchaId = api.render(box, opts);
+      }
+    }
+    var loaded = name && window[name] && window[name].render ? Promise.resolve() : loadScript(w.script_url);
+    loaded.then(function () {
+      // Only reCAPTCHA's api.js loads the widget code after itself and
+      // needs ready(). Turnstile's ready() throws for a script inserted
+      // like this one (async); its render works once api.js has run.
+      if (name === "grecaptcha") window[name].ready(go);
+      else go();
+    }).then(null, function () { failed(join); });
   }
 
   function poll() {
@@ -283,7 +316,9 @@
       join();
       return;
     }
-    if (res.status === 403 && b && (b.error === "challenge_expired" || b.error === "challenge_used" || b.error === "challenge_invalid")) {
+    // A spent or refused challenge or CAPTCHA token (403; 409 for a used
+    // challenge): fetch a new challenge, a few times.
+    if ((res.status === 403 || res.status === 409) && b && /^(challenge_(expired|used|invalid)|captcha_(failed|required))$/.test(b.error)) {
       if (++challengeRetries <= 3) {
         join();
         return;
@@ -291,10 +326,6 @@
     }
     if (res.status === 403 && b && b.error === "blocked") {
       problem(t("msg_blocked"));
-      return;
-    }
-    if (res.status === 403 && b && b.error === "captcha_failed") {
-      join();
       return;
     }
     if (res.status === 429) {
@@ -362,7 +393,7 @@
   // --- rendering --------------------------------------------------------
 
   function hideAll() {
-    ["wr-position", "wr-bar", "wr-eta", "wr-countdown", "wr-draw", "wr-actions", "wr-continue", "wr-retry"].forEach(function (id) {
+    ["wr-position", "wr-bar", "wr-eta", "wr-countdown", "wr-draw", "wr-actions", "wr-continue", "wr-retry", "wr-captcha"].forEach(function (id) {
       show(id, false);
     });
   }
