@@ -23,7 +23,29 @@
 //     each request is a new visitor, with the embedded admission store
 //     and with Redis (appendfsync always, and everysec, labelled). The
 //     event's queue is open and its sale an hour away: every join lands
-//     in the pre-queue, as in the minutes before a flash sale.
+//     in the pre-queue, as in the minutes before a flash sale. Side by
+//     side, each store again with the bot defence on ("+ PoW"): every
+//     join carries a solved proof-of-work challenge, which waitroom
+//     verifies (one SHA-256 per puzzle and one HMAC) and redeems once
+//     (in memory with the embedded store, SET NX in Redis with Redis)
+//     before joining; the ratio with/without is printed per store. The
+//     light work is 2 bits × 16 puzzles: production's 16 puzzles, so
+//     production's verification work, which does not depend on the bits,
+//     and few bits, so that solving stays cheap. The event has no risk
+//     signals (bot_defence.signals: []), so every challenge is the light
+//     one. Before each wrk run, outside its time and CPU figures, the
+//     benchmark fetches challenges from the waitroom with the User-Agent
+//     wrk sends (a challenge is bound to it and to the client's network),
+//     solves them in parallel and writes one join body a line; wrk
+//     (join_pow.lua, one thread) sends each line once. It fetches twice
+//     what the fastest run so far of the same store, with or without the
+//     work, would have used (for the first run, of any store without
+//     it); should wrk run out all the same, the script sends joins without
+//     a solution, waitroom refuses them, and the run fails as invalid
+//     rather than replay a challenge. Afterwards waitroom's /metrics must
+//     show every challenge fetched issued as the light work, every join
+//     wrk completed counted as joined, none refused by the bot defence
+//     (waitroom_challenge_refusals_total) and none shadowed.
 //
 // API rate limits are off and nothing binds passes to a device
 // (serve.binding: []), so that one cookie serves every wrk connection.

@@ -53,6 +53,7 @@ var joinScript string
 type bench struct {
 	tmp        string
 	secret     string // HS256 signing secret of every waitroom
+	powSecret  string // the key that signs proof-of-work challenges
 	adminToken string
 	origin     *proc // the origin behind the proxies, on the generator's CPU
 	out        io.Writer
@@ -97,7 +98,8 @@ func main() {
 	defer os.RemoveAll(tmp)
 
 	var report strings.Builder
-	b := &bench{tmp: tmp, secret: randomHex(32), adminToken: randomHex(24), out: io.MultiWriter(os.Stdout, &report)}
+	b := &bench{tmp: tmp, secret: randomHex(32), powSecret: randomHex(32), adminToken: randomHex(24),
+		out: io.MultiWriter(os.Stdout, &report)}
 	fmt.Fprintf(b.out, "waitroom proxy benchmark, %s, %d CPUs, %s\n", time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), runtime.Version())
 	fmt.Fprintf(b.out, "%s; %s; %s\n", firstLine(exec.Command(nginx, "-v")), firstLine(exec.Command("redis-server", "--version")), firstLine(exec.Command("wrk", "-v")))
 	fmt.Fprintf(b.out, "placement: %s.\n", placement)
@@ -137,11 +139,18 @@ type contender struct {
 	srvCPU, genCPU []float64 // share of one core used, per measured run
 	total          int64     // requests wrk completed, warm-up included
 	runs           int       // wrk runs, warm-up included
+	peak           float64   // the highest rate of a run, warm-up included
+
+	feed *powFeed // writes the join bodies of each run; nil but for joins with proof of work
 }
 
 // once runs wrk against c for d and fails loudly on any response that is
-// not 2xx or 3xx.
+// not 2xx or 3xx. The bodies of joins with proof of work are solved first,
+// outside the measured time and CPU.
 func (c *contender) once(d time.Duration) (wrkResult, float64, float64) {
+	if c.feed != nil {
+		c.feed.before(d)
+	}
 	s0, b0 := groupCPU(c.server), time.Duration(0)
 	if c.backend != 0 {
 		b0 = groupCPU(c.backend)
@@ -152,6 +161,9 @@ func (c *contender) once(d time.Duration) (wrkResult, float64, float64) {
 	if err != nil {
 		log.Fatalf("%s: %v\n%s", c.name, err, out)
 	}
+	if c.feed != nil {
+		c.feed.after(r, out)
+	}
 	if r.Non2xx > 0 {
 		log.Fatalf("%s: %d responses were not 2xx or 3xx: the run is invalid\n%s", c.name, r.Non2xx, out)
 	}
@@ -160,6 +172,7 @@ func (c *contender) once(d time.Duration) (wrkResult, float64, float64) {
 	}
 	c.total += r.Requests
 	c.runs++
+	c.peak = max(c.peak, r.Rate)
 	secs := r.Elapsed.Seconds()
 	srv := (groupCPU(c.server) - s0).Seconds() / secs
 	gen := r.CPU.Seconds() / secs

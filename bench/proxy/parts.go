@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/internal/config"
 	"github.com/waitroom/waitroom/internal/nginxtest"
 	"github.com/waitroom/waitroom/internal/redistest"
 )
@@ -295,34 +297,64 @@ func (b *bench) status() {
 }
 
 // joins is part 3: joins per second with the embedded store and with
-// Redis (appendfsync always, and everysec).
+// Redis (appendfsync always, and everysec), each without and with the bot
+// defence's proof of work.
 func (b *bench) joins() {
+	ttl := max(10*time.Minute, 4**duration)
 	fmt.Fprintln(b.out, "\n== 3. Joins per second: POST /_wr/api/join {\"event\":\"bench\"} without a cookie (each request a new visitor) ==")
 	fmt.Fprintln(b.out, "The queue is open and the sale an hour away: every join lands in the pre-queue. Each join mints a visitor,")
 	fmt.Fprintln(b.out, "records it in the admission store and signs a ticket cookie. embedded: journal with fsync (group commit) on")
 	fmt.Fprintln(b.out, "local disk. redis: a redis-server with appendonly yes on the generator's CPU (CPU 0), appendfsync as labelled.")
+	fmt.Fprintln(b.out, "+ PoW: the same store with the event's challenge on: each join carries a solved proof of work, which waitroom")
+	fmt.Fprintf(b.out, "verifies (%d SHA-256 and one HMAC) and redeems once (embedded: in memory; redis: SET NX in Redis) before joining.\n", powPuzzles)
+	fmt.Fprintf(b.out, "Light work of %d bits × %d puzzles: production's puzzle count, so production's verification work, which does\n", powBits, powPuzzles)
+	fmt.Fprintf(b.out, "not depend on the bits (production's light work: %d bits × %d); no risk signals. Before each run, untimed, the\n",
+		config.DefaultLightBits, config.DefaultPuzzles)
+	fmt.Fprintf(b.out, "benchmark fetches challenges with wrk's User-Agent and solves them, %g× what the fastest run so far of the store\n", powHeadroom)
+	fmt.Fprintf(b.out, "(with or without the work) would have used; wrk sends each once (challenge_ttl %s).\n", ttl)
 	now := time.Now().UTC()
 	opens, onSale := now.Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339)
-	emb := b.startWaitroom(wrConfig{Name: "join-embedded", Store: "embedded", OpensAt: opens, OnSaleAt: onSale, InitialActive: 50})
-	defer emb.stop()
-	cs := []joinTarget{b.joinContender("embedded", emb, 0)}
-	for _, fsync := range []string{"always", "everysec"} {
-		rds, err := redistest.Launch(redistest.Options{AppendOnly: true, Dir: mkdir(b.tmp, "redis-"+fsync)})
-		if err != nil {
-			log.Fatal(err)
+	// Every store's contender without the work warms up before those with
+	// it, whose first runs it sizes (powFeed.before); the table shows them
+	// side by side.
+	var plain, withPoW []joinTarget
+	for _, s := range []struct{ name, fsync string }{
+		{"embedded", ""}, {"redis (appendfsync always)", "always"}, {"redis (appendfsync everysec)", "everysec"},
+	} {
+		for _, pow := range []bool{false, true} {
+			cfg := wrConfig{Name: "join-embedded", Store: "embedded", OpensAt: opens, OnSaleAt: onSale, InitialActive: 50}
+			name, redisPGID := s.name, 0
+			if pow {
+				cfg.Name += "-pow"
+				cfg.PoWBits, cfg.PoWPuzzles, cfg.ChallengeTTL = powBits, powPuzzles, ttl
+				name += " + PoW"
+			}
+			if s.fsync != "" {
+				cfg.Name = strings.Replace(cfg.Name, "embedded", "redis-"+s.fsync, 1)
+				var rds *redistest.Server
+				rds, redisPGID = b.startRedis(cfg.Name, s.fsync)
+				defer rds.Stop()
+				cfg.Store, cfg.RedisURL = "redis", rds.URL()
+			}
+			w := b.startWaitroom(cfg)
+			defer w.stop()
+			t := b.joinContender(name, w, redisPGID)
+			if !pow {
+				plain = append(plain, t)
+				continue
+			}
+			t.feed = &powFeed{wr: w, path: filepath.Join(b.tmp, "join-pow-bodies.txt"), self: t.contender,
+				base: plain[len(plain)-1].contender}
+			t.run.Script = b.writeScript("join_pow.lua", joinPoWScript)
+			t.run.Args = []string{t.feed.path, powUserAgent}
+			withPoW = append(withPoW, t)
 		}
-		defer rds.Stop()
-		c := rds.Client()
-		if err := c.ConfigSet(bgctx, "appendfsync", fsync).Err(); err != nil {
-			log.Fatal(err)
+	}
+	cs := append(slices.Clone(plain), withPoW...)
+	for _, t := range withPoW {
+		for _, p := range plain {
+			t.feed.first = append(t.feed.first, p.contender)
 		}
-		c.Close()
-		pid := redisPID(rds)
-		pinGroup("redis", pid, 1, cpuGenerator)
-		w := b.startWaitroom(wrConfig{Name: "join-redis-" + fsync, Store: "redis", RedisURL: rds.URL(),
-			OpensAt: opens, OnSaleAt: onSale, InitialActive: 50})
-		defer w.stop()
-		cs = append(cs, b.joinContender("redis (appendfsync "+fsync+")", w, pid))
 	}
 	before := make([]float64, len(cs))
 	for i, c := range cs {
@@ -342,8 +374,44 @@ func (b *bench) joins() {
 		total += joined
 	}
 	fmt.Fprintf(b.out, "checked: 0 non-2xx; waitroom counted every join wrk completed as a new visitor (%d in all).\n", total)
-	b.table(list, "joins/s", list[0], nil)
-	fmt.Fprintf(b.out, "redis/embedded: %.2f× (appendfsync always), %.2f× (everysec)\n", list[1].rate()/list[0].rate(), list[2].rate()/list[0].rate())
+	var issued, tightest float64
+	var solving time.Duration
+	for _, t := range withPoW {
+		issued += t.feed.check(b.adminToken)
+		solving += t.feed.solving
+		tightest = max(tightest, t.feed.tightest)
+	}
+	fmt.Fprintf(b.out, "checked, + PoW: /metrics shows all %.0f challenges fetched issued as the light work, 0 joins refused by the bot\n", issued)
+	fmt.Fprintf(b.out, "defence (waitroom_challenge_refusals_total), 0 shadowed. Fetching and solving took %s (%.0f/s), untimed;\n",
+		solving.Round(time.Second), issued/solving.Seconds())
+	fmt.Fprintf(b.out, "the busiest run used %.0f%% of the challenges solved for it.\n", 100*tightest)
+	var table []*contender
+	var ratios []string
+	for i := range plain {
+		table = append(table, plain[i].contender, withPoW[i].contender)
+		ratios = append(ratios, fmt.Sprintf("%.2f× (%s)", withPoW[i].rate()/plain[i].rate(), plain[i].name))
+	}
+	emb, always, everysec := plain[0], plain[1], plain[2]
+	b.table(table, "joins/s", emb.contender, nil)
+	fmt.Fprintf(b.out, "redis/embedded: %.2f× (appendfsync always), %.2f× (everysec)\n", always.rate()/emb.rate(), everysec.rate()/emb.rate())
+	fmt.Fprintf(b.out, "joins with PoW / joins without: %s\n", strings.Join(ratios, ", "))
+}
+
+// startRedis runs a redis-server with appendonly yes and appendfsync
+// fsync on the generator's CPU, and returns it with its process group.
+func (b *bench) startRedis(name, fsync string) (*redistest.Server, int) {
+	rds, err := redistest.Launch(redistest.Options{AppendOnly: true, Dir: mkdir(b.tmp, "redis-"+name)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	c := rds.Client()
+	defer c.Close()
+	if err := c.ConfigSet(bgctx, "appendfsync", fsync).Err(); err != nil {
+		log.Fatal(err)
+	}
+	pid := redisPID(rds)
+	pinGroup("redis", pid, 1, cpuGenerator)
+	return rds, pid
 }
 
 // joinTarget is a join contender and its waitroom.

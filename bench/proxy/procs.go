@@ -175,6 +175,10 @@ type wrConfig struct {
 	MaxActive           int
 	MaxNewPerMinute     int
 	InitialActive       int
+	// The bot defence: with PoWBits > 0 the event's challenge is on, its
+	// light work PoWBits × PoWPuzzles, challenges valid for ChallengeTTL.
+	PoWBits, PoWPuzzles int
+	ChallengeTTL        time.Duration
 }
 
 // waitroom is a running `waitroom serve`.
@@ -204,7 +208,8 @@ func (b *bench) startWaitroom(c wrConfig) *waitroom {
 	}
 	cmd := command(cpuServer, *bin, "serve", "-c", path)
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=1",
-		"WAITROOM_BENCH_SIGNING_SECRET="+b.secret, "WAITROOM_BENCH_ADMIN_TOKEN="+b.adminToken)
+		"WAITROOM_BENCH_SIGNING_SECRET="+b.secret, "WAITROOM_BENCH_ADMIN_TOKEN="+b.adminToken,
+		"WAITROOM_BENCH_CHALLENGE_SECRET="+b.powSecret)
 	w := &waitroom{proc: start(b.tmp, c.Name, cmd), admin: "http://" + c.Admin}
 	w.addr = c.Listen
 	waitHTTP(w.proc, w.admin+"/readyz", "")
@@ -220,10 +225,29 @@ func (w *waitroom) metrics(token string) string {
 	return string(body)
 }
 
-// metricValue returns the value of the sample of name whose labels
+// metricValue returns the value of the first sample of name whose labels
 // include every "k=v" of labels, or 0 when there is none. It reads the
 // Prometheus text format.
 func metricValue(text, name string, labels ...string) float64 {
+	if v := metricSamples(text, name, labels); len(v) > 0 {
+		return v[0]
+	}
+	return 0
+}
+
+// metricSum is the sum of the samples metricValue would choose from.
+func metricSum(text, name string, labels ...string) float64 {
+	var sum float64
+	for _, v := range metricSamples(text, name, labels) {
+		sum += v
+	}
+	return sum
+}
+
+// metricSamples returns the values of the samples of name whose labels
+// include every "k=v" of labels.
+func metricSamples(text, name string, labels []string) []float64 {
+	var out []float64
 	for _, line := range strings.Split(text, "\n") {
 		rest, ok := strings.CutPrefix(line, name)
 		if !ok || (rest != "" && rest[0] != '{' && rest[0] != ' ') {
@@ -248,12 +272,11 @@ func metricValue(text, name string, labels ...string) float64 {
 		if !match {
 			continue
 		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
-		if err == nil {
-			return f
+		if f, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
+			out = append(out, f)
 		}
 	}
-	return 0
+	return out
 }
 
 // groupCPU is the user+system time the processes of group pgid have used

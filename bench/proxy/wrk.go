@@ -98,6 +98,7 @@ type wrkRun struct {
 	Conns    int
 	Headers  []string // "Name: value"
 	Script   string   // Lua file, or ""
+	Args     []string // the script's arguments (its init's args[1], …)
 }
 
 // run executes wrk (one thread, on the generator's CPU when pinning) and
@@ -111,6 +112,9 @@ func (w wrkRun) run() (wrkResult, string, error) {
 		args = append(args, "-s", w.Script)
 	}
 	args = append(args, w.URL)
+	if len(w.Args) > 0 {
+		args = append(append(args, "--"), w.Args...)
+	}
 	cmd := command(cpuGenerator, "wrk", args...)
 	outb, err := cmd.CombinedOutput()
 	out := string(outb)
