@@ -5,12 +5,20 @@
 //
 // Each redeem is one command on one key, atomic on the server:
 //
-//	SET <prefix><hex id> 1 NX PXAT <expiry in unix ms>
+//	SET <prefix><hex id> <mark> NX GET PXAT <expiry in unix ms>
 //
-// which answers OK when the id was unused (it is then marked until its
-// expiry, by the Redis server's clock) and nil when it was used. Keys
-// expire by themselves: nothing needs cleaning up. With one key per
-// command it works unchanged on Redis Cluster.
+// which answers nil when the id was unused (it is then marked until its
+// expiry, by the Redis server's clock) and the mark already there when it
+// was used. Every redeem writes a mark of its own (the guard's random
+// origin and a sequence number), so a command go-redis sends again after
+// a lost reply finds its own mark and still counts as the first redeem:
+// a visitor is never refused for the network's fault. NX with GET needs
+// Redis 7.0 or later. Keys expire by themselves: nothing needs cleaning
+// up. With one key per command it works unchanged on Redis Cluster.
+//
+// Concurrent redeems are sent together in pipelines (internal/redisbatch):
+// one round trip and, with appendfsync always, one fsync for many, where
+// one command per join would queue on the client's connection pool.
 //
 // The guard does not own its client: Close stops the guard but leaves
 // the client open for whoever created it.

@@ -1,8 +1,10 @@
 package redisstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -42,8 +44,8 @@ func TestConformanceCluster(t *testing.T) {
 	})
 }
 
-// TestKeys: the key is <prefix><hex id>, set to "1" and expiring at the
-// redeem's expiry (to the millisecond, rounded up).
+// TestKeys: the key is <prefix><hex id>, set to a 20-byte mark and
+// expiring at the redeem's expiry (to the millisecond, rounded up).
 func TestKeys(t *testing.T) {
 	c := redistest.Start(t, redistest.Options{}).Client()
 	id := []byte{0x00, 0xab, 0xcd, 0xef}
@@ -59,7 +61,7 @@ func TestKeys(t *testing.T) {
 		if ok, err := g.Redeem(ctx, id, exp); !ok || err != nil {
 			t.Fatalf("Redeem = %v, %v", ok, err)
 		}
-		if v, err := c.Get(ctx, tc.want).Result(); v != "1" || err != nil {
+		if v, err := c.Get(ctx, tc.want).Result(); len(v) != 20 || err != nil {
 			t.Fatalf("GET %s = %q, %v", tc.want, v, err)
 		}
 		at, err := c.Do(ctx, "pexpiretime", tc.want).Int64()
@@ -146,4 +148,89 @@ func TestNewWithoutClientPanics(t *testing.T) {
 		}
 	}()
 	New(Options{})
+}
+
+// TestLostReply: when the connection drops after Redis ran the SET but
+// before its reply arrived, go-redis sends the command again; the redeem
+// finds its own mark and succeeds (a visitor is not refused for the
+// network's fault), while a second redeem of the id is still refused.
+func TestLostReply(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	front := dropFirstReply(t, srv.Addr, "pxat")
+	c := redis.NewClient(&redis.Options{Addr: front, MaxRetries: 3})
+	t.Cleanup(func() { c.Close() })
+	g := New(Options{Client: c})
+	t.Cleanup(func() { g.Close() })
+	id := challengetest.NewID()
+	exp := time.Now().Add(time.Minute)
+	if ok, err := g.Redeem(ctx, id, exp); !ok || err != nil {
+		t.Fatalf("Redeem whose reply was lost = %v, %v; want true", ok, err)
+	}
+	if ok, err := g.Redeem(ctx, id, exp); ok || err != nil {
+		t.Fatalf("second Redeem = %v, %v; want false", ok, err)
+	}
+}
+
+// dropFirstReply runs a loopback TCP relay to addr. The first request
+// that contains word goes to Redis, which runs it; its reply does not come
+// back: the relay hangs up on the client instead. Everything else is
+// relayed as it is.
+func dropFirstReply(t *testing.T, addr, word string) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var dropped atomic.Bool
+	go func() {
+		for {
+			cl, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", addr)
+			if err != nil {
+				cl.Close()
+				continue
+			}
+			var hang atomic.Bool // this connection's next reply is lost
+			go func() { // replies
+				defer cl.Close()
+				buf := make([]byte, 64<<10)
+				for {
+					n, err := up.Read(buf)
+					if hang.Load() {
+						return // hang up instead of answering
+					}
+					if n > 0 {
+						if _, err := cl.Write(buf[:n]); err != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+			go func() { // requests
+				defer up.Close()
+				buf := make([]byte, 64<<10)
+				for {
+					n, err := cl.Read(buf)
+					if n > 0 && bytes.Contains(bytes.ToLower(buf[:n]), []byte(word)) && dropped.CompareAndSwap(false, true) {
+						hang.Store(true)
+					}
+					if n > 0 {
+						if _, err := up.Write(buf[:n]); err != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
 }
