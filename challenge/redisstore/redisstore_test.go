@@ -194,7 +194,7 @@ func dropFirstReply(t *testing.T, addr, word string) string {
 				continue
 			}
 			var hang atomic.Bool // this connection's next reply is lost
-			go func() { // replies
+			go func() {          // replies
 				defer cl.Close()
 				buf := make([]byte, 64<<10)
 				for {
