@@ -194,7 +194,8 @@ func dropFirstReply(t *testing.T, addr, word string) string {
 				continue
 			}
 			var hang atomic.Bool // this connection's next reply is lost
-			go func() {          // replies
+			// Replies, unless this connection hangs up instead.
+			go func() {
 				defer cl.Close()
 				buf := make([]byte, 64<<10)
 				for {
@@ -212,7 +213,8 @@ func dropFirstReply(t *testing.T, addr, word string) string {
 					}
 				}
 			}()
-			go func() { // requests
+			// Requests, all passed on.
+			go func() {
 				defer up.Close()
 				buf := make([]byte, 64<<10)
 				for {
