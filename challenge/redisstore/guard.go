@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +43,7 @@ type Options struct {
 // Guard is the Redis replay guard. It is safe for concurrent use, by any
 // number of processes sharing the Redis.
 type Guard struct {
+	c      redis.UniversalClient
 	batch  *redisbatch.Batcher
 	prefix string
 	closed atomic.Bool
@@ -65,7 +67,7 @@ func New(opts Options) *Guard {
 	if opts.Pipelines <= 0 {
 		opts.Pipelines = DefaultPipelines
 	}
-	g := &Guard{batch: redisbatch.New(opts.Client, opts.Pipelines), prefix: opts.Prefix}
+	g := &Guard{c: opts.Client, batch: redisbatch.New(opts.Client, opts.Pipelines), prefix: opts.Prefix}
 	if _, err := rand.Read(g.origin[:]); err != nil {
 		panic("redisstore: no randomness: " + err.Error())
 	}
@@ -129,6 +131,21 @@ func (g *Guard) Redeem(ctx context.Context, id []byte, expires time.Time) (bool,
 		return false, fmt.Errorf("redisstore: redeem: %w", err)
 	}
 	return old == mark, nil
+}
+
+// Check asks Redis once whether it takes the guard's command (SET with
+// both NX and GET needs Redis 7.0 or later), so that an older server is
+// refused at start-up rather than failing every join. It writes a key
+// that expires in a millisecond.
+func (g *Guard) Check(ctx context.Context) error {
+	err := g.c.Do(ctx, "set", g.prefix+"check", g.mark(), "nx", "get", "px", 1).Err()
+	switch {
+	case err == nil, errors.Is(err, redis.Nil):
+		return nil
+	case strings.Contains(strings.ToLower(err.Error()), "syntax"):
+		return fmt.Errorf("redisstore: the Redis server refuses SET NX GET (%v): the replay guard needs Redis 7.0 or later", err)
+	}
+	return fmt.Errorf("redisstore: checking Redis: %w", err)
 }
 
 // Close stops the guard: Redeem then fails with ErrClosed, after the

@@ -236,3 +236,19 @@ func dropFirstReply(t *testing.T, addr, word string) string {
 	}()
 	return ln.Addr().String()
 }
+
+// TestCheck: a Redis that takes SET NX GET passes; one that is gone is
+// an error.
+func TestCheck(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	g := New(Options{Client: srv.Client()})
+	if err := g.Check(ctx); err != nil {
+		t.Fatalf("Check = %v", err)
+	}
+	srv.Kill()
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := g.Check(cctx); err == nil {
+		t.Fatal("Check with Redis down = nil")
+	}
+}

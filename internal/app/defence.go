@@ -30,7 +30,7 @@ func (w *Waitroom) defence(ctx context.Context) (*defence, error) {
 	if !w.cfg.ChallengesOn() {
 		return nil, nil
 	}
-	guard, err := w.replayGuard(d.ChallengeTTL.Std())
+	guard, err := w.replayGuard(ctx, d.ChallengeTTL.Std())
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func (d *defence) apply(cfg *config.Config, o *proxy.Options) {
 // replayGuard opens the guard that makes each challenge redeemable once:
 // in this process with the embedded admission store, in Redis (shared by
 // every replica) with the Redis one.
-func (w *Waitroom) replayGuard(ttl time.Duration) (challenge.ReplayGuard, error) {
+func (w *Waitroom) replayGuard(ctx context.Context, ttl time.Duration) (challenge.ReplayGuard, error) {
 	a := w.cfg.Admission
 	if a.Store == config.StoreRedis {
 		c, err := redisClient(a.Redis)
@@ -132,6 +132,11 @@ func (w *Waitroom) replayGuard(ttl time.Duration) (challenge.ReplayGuard, error)
 		w.closers = append(w.closers, c.Close)
 		g := redisstore.New(redisstore.Options{Client: c, Prefix: a.RedisPrefix + "replay:"})
 		w.closers = append(w.closers, g.Close)
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := g.Check(cctx); err != nil {
+			return nil, err
+		}
 		return g, nil
 	}
 	// CAPTCHA tokens are remembered for their max_age (at most 10m) and a
