@@ -88,12 +88,16 @@ type EventChallenge struct {
 	Light Work `yaml:"light"`
 	// The heavy proof of work.
 	Heavy Work `yaml:"heavy"`
-	// Name of a bot_defence.captcha provider for the captcha band (and
-	// for visitors without JavaScript). Empty: the captcha band asks the
-	// heavy proof of work instead.
+	// Name of a bot_defence.captcha provider for the captcha band (and,
+	// with nojs_captcha, as an alternative to the work). Empty: the
+	// captcha band asks the heavy proof of work instead.
 	Captcha string `yaml:"captcha"`
-	// Let visitors without JavaScript join by solving the CAPTCHA alone
-	// (needs captcha). Their score still applies: shadow and block stay.
+	// Let visitors join by solving the CAPTCHA alone instead of the proof
+	// of work: the page offers "solve a CAPTCHA instead" while it works,
+	// for devices too slow or too locked down for the work (needs
+	// captcha). The providers' widgets run JavaScript too: a browser
+	// without any gets the page's <noscript> explanation. The score still
+	// applies: shadow and block stay.
 	NoJSCaptcha bool `yaml:"nojs_captcha"`
 }
 

@@ -114,7 +114,7 @@ func (v *validator) eventChallenge(p string, ch *EventChallenge, captcha map[str
 			v.fail(p+".captcha", "names no bot_defence.captcha provider (got %q)", ch.Captcha)
 		}
 	} else if ch.NoJSCaptcha {
-		v.fail(p+".nojs_captcha", "needs captcha: the provider visitors without JavaScript solve")
+		v.fail(p+".nojs_captcha", "needs captcha: the provider offered instead of the proof of work")
 	}
 }
 
