@@ -70,17 +70,18 @@ func main() {
 		runBareProxy(*serveProxy, *upstreamArg)
 		return
 	}
+	stopOnSignal()
 	nginx, err := nginxtest.Binary()
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	for _, tool := range []string{"wrk", "redis-server"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			log.Fatalf("%s not found: run `make deps`", tool)
+			fatalf("%s not found: run `make deps`", tool)
 		}
 	}
 	if _, err := os.Stat(*bin); err != nil {
-		log.Fatalf("%s: %v (run `make build`)", *bin, err)
+		fatalf("%s: %v (run `make build`)", *bin, err)
 	}
 	placement := "pinned: the server under test alone on CPU 1; wrk (1 thread) and the backends on CPU 0"
 	if *pin {
@@ -93,9 +94,10 @@ func main() {
 	}
 	tmp, err := os.MkdirTemp("", "waitroom-bench-proxy-")
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	defer os.RemoveAll(tmp)
+	atExit(func() { os.RemoveAll(tmp) })
 
 	var report strings.Builder
 	b := &bench{tmp: tmp, secret: randomHex(32), powSecret: randomHex(32), adminToken: randomHex(24),
@@ -159,13 +161,13 @@ func (c *contender) once(d time.Duration) (wrkResult, float64, float64) {
 	run.Duration = d
 	r, out, err := run.run()
 	if err != nil {
-		log.Fatalf("%s: %v\n%s", c.name, err, out)
+		fatalf("%s: %v\n%s", c.name, err, out)
 	}
 	if c.feed != nil {
 		c.feed.after(r, out)
 	}
 	if r.Non2xx > 0 {
-		log.Fatalf("%s: %d responses were not 2xx or 3xx: the run is invalid\n%s", c.name, r.Non2xx, out)
+		fatalf("%s: %d responses were not 2xx or 3xx: the run is invalid\n%s", c.name, r.Non2xx, out)
 	}
 	if r.SocketErrors() > 0 {
 		log.Printf("warning: %s: socket errors: connect %d, read %d, write %d, timeout %d", c.name, r.Connect, r.Read, r.Write, r.Timeout)
@@ -280,7 +282,7 @@ func firstLine(cmd *exec.Cmd) string {
 func (b *bench) writeScript(name, text string) string {
 	path := filepath.Join(b.tmp, name)
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	return path
 }
@@ -292,7 +294,7 @@ func redisPID(rds *redistest.Server) int {
 	defer c.Close()
 	info, err := c.Info(bgctx, "server").Result()
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	for _, line := range strings.Split(info, "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
@@ -301,6 +303,6 @@ func redisPID(rds *redistest.Server) int {
 			return pid
 		}
 	}
-	log.Fatal("redis INFO has no process_id")
+	fatal("redis INFO has no process_id")
 	return 0
 }

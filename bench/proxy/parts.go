@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -61,7 +60,7 @@ func (b *bench) passThrough(nginxBin string) {
 	ngx, err := nginxtest.Launch(nginxtest.Options{Dir: mkdir(b.tmp, "nginx"), Workers: 1,
 		HTTP: fmt.Sprintf(nginxConf, b.origin.addr)})
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	defer ngx.Stop()
 	ngxPID := readPID(filepath.Join(ngx.Dir, "nginx.pid"))
@@ -80,7 +79,7 @@ func (b *bench) passThrough(nginxBin string) {
 	for _, url := range []string{"http://" + w.addr, ngx.URL(), "http://" + bare.addr, "http://" + direct.addr} {
 		code, body, err := httpDo("GET", url+gatedPath, "", nil, []string{cookie})
 		if err != nil || code != 200 || !bytes.Equal(body, originBody(pageSize)) {
-			log.Fatalf("%s%s with the pass: %d %v, body %.80q", url, gatedPath, code, err, body)
+			fatalf("%s%s with the pass: %d %v, body %.80q", url, gatedPath, code, err, body)
 		}
 	}
 	originBefore := originCount(b.origin)
@@ -102,10 +101,10 @@ func (b *bench) passThrough(nginxBin string) {
 	slack := int64((wr.runs + nx.runs + bp.runs) * *conns) // requests in flight when a wrk run stops
 	proxied := wr.total + nx.total + bp.total
 	if served < proxied || served > proxied+slack {
-		log.Fatalf("the origin served %d requests, wrk completed %d through the proxies", served, proxied)
+		fatalf("the origin served %d requests, wrk completed %d through the proxies", served, proxied)
 	}
 	if d := originCount(direct) - directBefore; d < dr.total || d > dr.total+int64(dr.runs**conns) {
-		log.Fatalf("the direct origin served %d requests, wrk completed %d", d, dr.total)
+		fatalf("the direct origin served %d requests, wrk completed %d", d, dr.total)
 	}
 	m := w.metrics(b.adminToken)
 	ok2xx := int64(metricValue(m, "waitroom_origin_requests_total", "event="+eventID, "class=2xx"))
@@ -116,7 +115,7 @@ func (b *bench) passThrough(nginxBin string) {
 	room := metricValue(m, "waitroom_requests_total", "action=queue", "outcome=room")
 	refused := metricValue(m, "waitroom_passes_refused_total", "event="+eventID)
 	if ok2xx < wr.total || bad != 0 || room != 1 || refused != 0 {
-		log.Fatalf("waitroom /metrics: %d forwarded with 2xx (wrk completed %d), %.0f not 2xx, %.0f sent to the waiting room (want 1), %.0f passes refused",
+		fatalf("waitroom /metrics: %d forwarded with 2xx (wrk completed %d), %.0f not 2xx, %.0f sent to the waiting room (want 1), %.0f passes refused",
 			ok2xx, wr.total, bad, room, refused)
 	}
 	fmt.Fprintf(b.out, "checked: 0 non-2xx in every wrk run; the origin served %d requests for the %d wrk completed through the proxies;\n", served, proxied)
@@ -136,13 +135,13 @@ func (b *bench) passThrough(nginxBin string) {
 func (b *bench) pass() string {
 	keys, err := admission.NewKeyring(admission.Key{ID: "bench", Alg: "HS256", Secret: []byte(b.secret)})
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	now := time.Now()
 	tok, err := keys.SignPass(admission.Pass{ID: admission.NewPassID(), Event: eventID, Visitor: admission.NewVisitorID(),
 		Lane: admission.PublicLane, Number: 1, IssuedAt: now, ExpiresAt: now.Add(3 * time.Hour)})
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	return tok
 }
@@ -163,11 +162,11 @@ func originCount(p *proc) int64 {
 func readPID(path string) int {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {
-		log.Fatalf("%s: %v", path, err)
+		fatalf("%s: %v", path, err)
 	}
 	return pid
 }
@@ -369,7 +368,7 @@ func (b *bench) joins() {
 	for i, c := range cs {
 		joined := int64(metricValue(c.wr.metrics(b.adminToken), "waitroom_joins_total", "event="+eventID, "result=joined") - before[i])
 		if joined < c.total || joined > c.total+int64(c.runs**conns) {
-			log.Fatalf("%s: waitroom counted %d joins, wrk completed %d", c.name, joined, c.total)
+			fatalf("%s: waitroom counted %d joins, wrk completed %d", c.name, joined, c.total)
 		}
 		total += joined
 	}
@@ -402,12 +401,13 @@ func (b *bench) joins() {
 func (b *bench) startRedis(name, fsync string) (*redistest.Server, int) {
 	rds, err := redistest.Launch(redistest.Options{AppendOnly: true, Dir: mkdir(b.tmp, "redis-"+name)})
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
+	atExit(rds.Stop)
 	c := rds.Client()
 	defer c.Close()
 	if err := c.ConfigSet(bgctx, "appendfsync", fsync).Err(); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	pid := redisPID(rds)
 	pinGroup("redis", pid, 1, cpuGenerator)

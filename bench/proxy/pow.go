@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"encoding/hex"
 	"encoding/json"
-	"log"
 	"math"
 	"os"
 	"strings"
@@ -74,7 +73,7 @@ func (f *powFeed) before(d time.Duration) {
 		}
 	}
 	if rate == 0 {
-		log.Fatalf("%s: no join rate to size the challenges by: %s must run first", f.self.name, f.base.name)
+		fatalf("%s: no join rate to size the challenges by: %s must run first", f.self.name, f.base.name)
 	}
 	f.want = int(math.Ceil(rate*d.Seconds()*powHeadroom)) + *conns + 1
 	start := time.Now()
@@ -86,7 +85,7 @@ func (f *powFeed) before(d time.Duration) {
 // after fails the run if wrk ran out of bodies, and keeps the tightest.
 func (f *powFeed) after(r wrkResult, out string) {
 	if strings.Contains(out, "ran out of solved challenges") {
-		log.Fatalf("%s: wrk sent more joins than the %d challenges solved for the run (raise powHeadroom): the run is invalid\n%s",
+		fatalf("%s: wrk sent more joins than the %d challenges solved for the run (raise powHeadroom): the run is invalid\n%s",
 			f.self.name, f.want, out)
 	}
 	f.tightest = max(f.tightest, float64(r.Requests)/float64(f.want))
@@ -118,7 +117,7 @@ type powJoin struct {
 func (f *powFeed) solve(n int) {
 	file, err := os.Create(f.path)
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	w := bufio.NewWriterSize(file, 1<<20)
 	hc := &fasthttp.HostClient{Addr: f.wr.addr, MaxConns: powWorkers}
@@ -146,10 +145,10 @@ func (f *powFeed) solve(n int) {
 	wg.Wait()
 	hc.CloseIdleConnections()
 	if err := w.Flush(); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	if err := file.Close(); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 }
 
@@ -177,7 +176,7 @@ func (f *powFeed) solveOne(hc *fasthttp.HostClient, req *fasthttp.Request, resp 
 	j.PoW.Nonces = challenge.Solve([16]byte(seed), powBits, powPuzzles)
 	line, err := json.Marshal(j)
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	return line
 }

@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"os"
@@ -58,15 +57,17 @@ func start(tmp, name string, cmd *exec.Cmd) *proc {
 	logPath := filepath.Join(tmp, name+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		log.Fatalf("starting %s: %v", name, err)
+		fatalf("starting %s: %v", name, err)
 	}
 	f.Close()
-	return &proc{name: name, cmd: cmd, logPath: logPath}
+	p := &proc{name: name, cmd: cmd, logPath: logPath}
+	atExit(p.stop)
+	return p
 }
 
 // fatalf exits with the process's log tail.
@@ -75,14 +76,14 @@ func (p *proc) fatalf(format string, args ...any) {
 	if len(b) > 2000 {
 		b = b[len(b)-2000:]
 	}
-	log.Fatalf("%s: %s\n--- %s ---\n%s", p.name, fmt.Sprintf(format, args...), p.logPath, b)
+	fatalf("%s: %s\n--- %s ---\n%s", p.name, fmt.Sprintf(format, args...), p.logPath, b)
 }
 
 // freeAddr returns a 127.0.0.1 address that was free a moment ago.
 func freeAddr() string {
 	port, err := redistest.FreePort()
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }
@@ -105,7 +106,7 @@ func startBareProxy(tmp, upstream string, cpu int) *proc {
 func startSelf(tmp, name string, cpu int, mode string, more ...string) *proc {
 	exe, err := os.Executable()
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	addr := freeAddr()
 	cmd := command(cpu, exe, append([]string{mode, addr}, more...)...)
@@ -200,11 +201,11 @@ func (b *bench) startWaitroom(c wrConfig) *waitroom {
 	}
 	var cfg bytes.Buffer
 	if err := configTmpl.Execute(&cfg, c); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	path := filepath.Join(b.tmp, c.Name+".yaml")
 	if err := os.WriteFile(path, cfg.Bytes(), 0o600); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	cmd := command(cpuServer, *bin, "serve", "-c", path)
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=1",
@@ -355,11 +356,11 @@ func pinGroup(name string, pgid, want, cpu int) {
 		pids = groupPIDs(pgid)
 	}
 	if len(pids) < want {
-		log.Fatalf("%s: found %d processes in group %d, want %d", name, len(pids), pgid, want)
+		fatalf("%s: found %d processes in group %d, want %d", name, len(pids), pgid, want)
 	}
 	for _, pid := range pids {
 		if out, err := exec.Command("taskset", "-a", "-p", "-c", strconv.Itoa(cpu), strconv.Itoa(pid)).CombinedOutput(); err != nil {
-			log.Fatalf("%s: taskset: %v: %s", name, err, out)
+			fatalf("%s: taskset: %v: %s", name, err, out)
 		}
 	}
 }
@@ -367,7 +368,7 @@ func pinGroup(name string, pgid, want, cpu int) {
 func mkdir(parent, name string) string {
 	d := filepath.Join(parent, name)
 	if err := os.MkdirAll(d, 0o700); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	return d
 }
