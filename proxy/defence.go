@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
@@ -286,7 +285,8 @@ func writeJSON(ctx *fasthttp.RequestCtx, b []byte) {
 	ctx.Response.SetBody(b)
 }
 
-// powSolution is the join body's "pow".
+// powSolution is the join body's "pow", decoded with the rest of the
+// body (strictly: unknown fields and wrong types are refused there).
 type powSolution struct {
 	Token  string   `json:"token"`
 	Nonces []uint64 `json:"nonces"`
@@ -302,11 +302,9 @@ func (p *Proxy) admitJoin(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, re
 		writeError(ctx, status, e)
 		return false, false
 	}
-	hasPoW := len(req.PoW) > 0 && string(req.PoW) != "null"
-	switch {
-	case hasPoW:
-		var sol powSolution
-		if err := json.Unmarshal(req.PoW, &sol); err != nil || sol.Token == "" {
+	switch sol := req.PoW; {
+	case sol != nil:
+		if sol.Token == "" {
 			return refuse(fasthttp.StatusBadRequest, "invalid", errChallengeInvalid)
 		}
 		c, err := p.opts.Defence.PoW.Verify(sol.Token, sol.Nonces, ev.ID,

@@ -127,6 +127,8 @@ func TestChallengeJoin(t *testing.T) {
 		"too few":       fmt.Sprintf(`{"event":"show","pow":{"token":%q,"nonces":[0]}}`, a.PoW.Token),
 		"forged token":  strings.Replace(body, a.PoW.Token[:8], "AAAAAAAA", 1),
 		"not an object": `{"event":"show","pow":"x"}`,
+		"text nonces":   fmt.Sprintf(`{"event":"show","pow":{"token":%q,"nonces":["1"]}}`, a.PoW.Token),
+		"unknown field": strings.Replace(body, `"nonces"`, `"extra":1,"nonces"`, 1),
 	} {
 		res := browser.do(t, "POST", r.url+"/_wr/api/join", b, chromeHeaders...)
 		if res.status != 403 && res.status != 400 || !strings.Contains(res.body, `"error"`) || strings.Contains(res.body, "challenge:") {
