@@ -109,9 +109,17 @@ func (p *Proxy) serveAPI(ctx *fasthttp.RequestCtx, rest []byte) {
 	}
 }
 
+// cachedTicket is a verified ticket as the ticket cache keeps it, with
+// whether it is a shadow ticket: that costs a SHA-256, paid once per
+// ticket rather than on every status poll.
+type cachedTicket struct {
+	admission.Ticket
+	shadow bool
+}
+
 // ticket returns the request's ticket for ev when it is valid (cached, or
 // verified now and cached).
-func (p *Proxy) ticket(ctx *fasthttp.RequestCtx, ev *event, bh *bindingHash, now time.Time) (*admission.Ticket, bool) {
+func (p *Proxy) ticket(ctx *fasthttp.RequestCtx, ev *event, bh *bindingHash, now time.Time) (*cachedTicket, bool) {
 	tok := ctx.Request.Header.CookieBytes(ev.ticketCookie)
 	if len(tok) == 0 {
 		return nil, false
@@ -122,13 +130,19 @@ func (p *Proxy) ticket(ctx *fasthttp.RequestCtx, ev *event, bh *bindingHash, now
 		if err != nil {
 			return nil, false
 		}
-		e = p.tickets.add(string(tok), func(v *admission.Ticket) { *v = t })
+		e = p.cacheTicket(string(tok), t)
 	}
 	t := &e.v
 	if t.Event != ev.ID || !now.Before(t.ExpiresAt) || !bh.equal(t.Binding) {
 		return nil, false
 	}
 	return t, true
+}
+
+// cacheTicket keeps a verified or just signed ticket under its token.
+func (p *Proxy) cacheTicket(tok string, t admission.Ticket) *cached[cachedTicket] {
+	shadow := p.isShadow(&t)
+	return p.tickets.add(tok, func(v *cachedTicket) { *v = cachedTicket{Ticket: t, shadow: shadow} })
 }
 
 // status answers a status poll: O(1) for a drawn ticket, from the ticket
@@ -143,12 +157,12 @@ func (p *Proxy) status(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, ret [
 		writeError(ctx, fasthttp.StatusUnauthorized, errNoTicket)
 		return
 	}
-	if p.isShadow(ev, t) {
-		st := p.shadowStatus(ev, t, now)
-		p.writeStatus(ctx, ev, &st, t, ret)
+	if t.shadow {
+		st := p.shadowStatus(ev, &t.Ticket, now)
+		p.writeStatus(ctx, ev, &st, &t.Ticket, ret)
 		return
 	}
-	res, err := p.engine.Status(p.base, ev.ID, *t)
+	res, err := p.engine.Status(p.base, ev.ID, t.Ticket)
 	if err != nil {
 		p.engineFailed(ctx, ev, err)
 		return
@@ -170,7 +184,7 @@ func (p *Proxy) setTicket(ctx *fasthttp.RequestCtx, ev *event, t admission.Ticke
 		writeError(ctx, fasthttp.StatusInternalServerError, errInternal)
 		return false
 	}
-	p.tickets.add(tok, func(v *admission.Ticket) { *v = t })
+	p.cacheTicket(tok, t)
 	p.setCookie(ctx, ev.ticketCookie, tok, t.ExpiresAt)
 	return true
 }
@@ -242,12 +256,12 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 	jr := admission.JoinRequest{Lane: req.Lane, Binding: bh.String(),
 		Credential: admission.Credential{Invite: req.Invite, Account: req.Account, AccountProof: req.AccountProof}}
 	if t, ok := p.ticket(ctx, ev, &bh, now); ok {
-		jr.Existing = t
-	}
-	if jr.Existing != nil && p.isShadow(ev, jr.Existing) {
-		st := p.shadowStatus(ev, jr.Existing, now)
-		p.writeStatus(ctx, ev, &st, jr.Existing, nil)
-		return
+		if t.shadow {
+			st := p.shadowStatus(ev, &t.Ticket, now)
+			p.writeStatus(ctx, ev, &st, &t.Ticket, nil)
+			return
+		}
+		jr.Existing = &t.Ticket
 	}
 	if jr.Existing == nil && ev.Challenge != nil {
 		shadow, ok := p.admitJoin(ctx, ev, ip, &req, now)

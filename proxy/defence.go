@@ -396,9 +396,11 @@ func shadowTag(key []byte, event string, id *admission.VisitorID) [4]byte {
 	return [4]byte(sum[:4])
 }
 
-// isShadow reports whether t is a shadow ticket.
-func (p *Proxy) isShadow(ev *event, t *admission.Ticket) bool {
-	if ev.Challenge == nil || p.opts.Defence == nil {
+// isShadow reports whether t is a shadow ticket of an event with a
+// challenge.
+func (p *Proxy) isShadow(t *admission.Ticket) bool {
+	ev := p.events[t.Event]
+	if ev == nil || ev.Challenge == nil || p.opts.Defence == nil {
 		return false
 	}
 	tag := shadowTag(p.opts.Defence.ShadowKey, ev.ID, &t.Visitor)

@@ -43,7 +43,7 @@ type Proxy struct {
 	origins  map[string]*upstream.Origin
 
 	passes  *tokenCache[passEntry]
-	tickets *tokenCache[admission.Ticket]
+	tickets *tokenCache[cachedTicket]
 
 	// strip are the cookies and headers removed before forwarding.
 	stripCookies [][]byte
@@ -137,7 +137,7 @@ func New(opts Options) (*Proxy, error) {
 		trusted: opts.Trusted, prefix: []byte(opts.Prefix),
 		events: make(map[string]*event), origins: make(map[string]*upstream.Origin),
 		passes:  newTokenCache[passEntry](opts.PassCacheSize),
-		tickets: newTokenCache[admission.Ticket](opts.PassCacheSize),
+		tickets: newTokenCache[cachedTicket](opts.PassCacheSize),
 	}
 	m, err := newMetrics(opts.Registerer, opts.Engine)
 	if err != nil {
