@@ -7,13 +7,14 @@ import (
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/admission/memstore"
 	"github.com/waitroom/waitroom/admission/redisstore"
+	"github.com/waitroom/waitroom/internal/fakeclock"
 	"github.com/waitroom/waitroom/internal/redistest"
 )
 
 // benchJoin measures Engine.Join (a new visitor, appended durably to the
 // store) from many goroutines, as a proxy's concurrent requests do.
 func benchJoin(b *testing.B, s admission.Store) {
-	clk := &clock{t: t0.Add(time.Second)}
+	clk := fakeclock.New(t0.Add(time.Second))
 	e, err := admission.New(admission.Options{Store: s, Clock: clk.Now, Meter: &meter{}, Replica: "bench"}, event("show"))
 	if err != nil {
 		b.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/admission/redisstore"
+	"github.com/waitroom/waitroom/internal/fakeclock"
 	"github.com/waitroom/waitroom/internal/redistest"
 )
 
@@ -16,7 +17,7 @@ import (
 // other takes the lease (within leaseTicks ticks, 5 s here) and carries on.
 func TestReplicasShareOneQueue(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{AppendOnly: true})
-	clk := &clock{t: t0.Add(-10 * time.Second)}
+	clk := fakeclock.New(t0.Add(-10 * time.Second))
 	m := &meter{}
 	m.m = admission.Measurements{LatencyP50: 20 * time.Millisecond, LatencyP95: 50 * time.Millisecond, RequestRate: 10}
 	replica := func(name string, seed byte) *admission.Engine {

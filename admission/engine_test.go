@@ -12,22 +12,10 @@ import (
 
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/admission/memstore"
+	"github.com/waitroom/waitroom/internal/fakeclock"
 )
 
 var ctx = context.Background()
-
-// clock is a fake clock the tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // meter reports a healthy origin with a given number of active visitors.
 type meter struct {
@@ -61,7 +49,7 @@ func (i *inventory) Remaining(string) (int, bool) {
 var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 
 type rig struct {
-	clk   *clock
+	clk   *fakeclock.Clock
 	meter *meter
 	store *memstore.Store
 	e     *admission.Engine
@@ -70,7 +58,7 @@ type rig struct {
 
 func newRig(t *testing.T, cfgs ...admission.EventConfig) *rig {
 	t.Helper()
-	r := &rig{clk: &clock{t: t0.Add(-10 * time.Second)}, meter: &meter{}, dir: t.TempDir()}
+	r := &rig{clk: fakeclock.New(t0.Add(-10 * time.Second)), meter: &meter{}, dir: t.TempDir()}
 	r.meter.m = admission.Measurements{LatencyP50: 20 * time.Millisecond, LatencyP95: 50 * time.Millisecond, RequestRate: 10}
 	r.open(t, cfgs...)
 	return r
@@ -476,7 +464,7 @@ func TestRestartKeepsNumbersAndServing(t *testing.T) {
 }
 
 func BenchmarkStatus(b *testing.B) {
-	clk := &clock{t: t0}
+	clk := fakeclock.New(t0)
 	s, err := memstore.Open(memstore.Options{Dir: b.TempDir(), Clock: clk.Now})
 	if err != nil {
 		b.Fatal(err)

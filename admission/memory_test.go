@@ -15,6 +15,7 @@ import (
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/admission/memstore"
 	"github.com/waitroom/waitroom/admission/redisstore"
+	"github.com/waitroom/waitroom/internal/fakeclock"
 	"github.com/waitroom/waitroom/internal/redistest"
 )
 
@@ -45,8 +46,8 @@ func heapInUse() int64 {
 
 // queue joins n visitors to an event's pre-queue through the engine, then
 // draws them, and returns the engine.
-func queue(t testing.TB, s admission.Store, n int) (*admission.Engine, *clock) {
-	clk := &clock{t: t0.Add(time.Second)}
+func queue(t testing.TB, s admission.Store, n int) (*admission.Engine, *fakeclock.Clock) {
+	clk := fakeclock.New(t0.Add(time.Second))
 	e, err := admission.New(admission.Options{Store: s, Clock: clk.Now, Meter: &meter{}, Replica: "mem"}, event("big"))
 	if err != nil {
 		t.Fatal(err)

@@ -9,30 +9,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/waitroom/waitroom/internal/fakeclock"
 )
 
-// rateClock is a settable clock.
-type rateClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *rateClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *rateClock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func newRateTest(t *testing.T, o RateOptions) (*RateSignal, *rateClock) {
+func newRateTest(t *testing.T, o RateOptions) (*RateSignal, *fakeclock.Clock) {
 	t.Helper()
-	clock := &rateClock{t: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)}
-	o.Now = clock.now
+	clock := fakeclock.New(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
+	o.Now = clock.Now
 	if o.Window == 0 {
 		o.Window = time.Minute
 	}
@@ -84,12 +68,12 @@ func TestRateSignalSlidingWindow(t *testing.T) {
 		rateHit(t, s, "192.0.2.1")
 	}
 	// A quarter into the next window: 40 × 0.75 + 1.
-	clock.add(time.Minute + 15*time.Second)
+	clock.Add(time.Minute + 15*time.Second)
 	if f := rateHit(t, s, "192.0.2.1"); math.Abs(f.Suspicion-0.31) > 1e-9 {
 		t.Errorf("a quarter into the next window: suspicion %v, want 0.31", f.Suspicion)
 	}
 	// Two windows on, the old counts are gone: 1 request.
-	clock.add(2 * time.Minute)
+	clock.Add(2 * time.Minute)
 	if f := rateHit(t, s, "192.0.2.1"); math.Abs(f.Suspicion-0.01) > 1e-9 {
 		t.Errorf("two windows on: suspicion %v, want 0.01", f.Suspicion)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/admission/memstore"
+	"github.com/waitroom/waitroom/internal/fakeclock"
 	"github.com/waitroom/waitroom/proxy/httpguard"
 	"github.com/waitroom/waitroom/proxy/ratelimit"
 	"github.com/waitroom/waitroom/proxy/upstream"
@@ -28,24 +29,6 @@ import (
 )
 
 var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-
-// clock is a settable clock shared by the engine and the proxy.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
 
 // origin is a real fasthttp origin on loopback that records what it got.
 type origin struct {
@@ -115,7 +98,7 @@ func (o *origin) count() int {
 // rig is a Proxy in front of a real origin, on a real engine with an
 // embedded store, served on loopback.
 type rig struct {
-	clk    *clock
+	clk    *fakeclock.Clock
 	store  *memstore.Store
 	engine *admission.Engine
 	keys   *admission.Keyring
@@ -138,7 +121,7 @@ type rigOption func(*Options)
 
 func newRig(t testing.TB, opts ...rigOption) *rig {
 	t.Helper()
-	r := &rig{clk: &clock{t: t0}, origin: startOrigin(t)}
+	r := &rig{clk: fakeclock.New(t0), origin: startOrigin(t)}
 	s, err := memstore.Open(memstore.Options{Dir: t.TempDir(), Clock: r.clk.Now})
 	if err != nil {
 		t.Fatal(err)

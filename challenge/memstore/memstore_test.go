@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/challenge/challengetest"
+	"github.com/waitroom/waitroom/internal/fakeclock"
 )
 
 var ctx = context.Background()
@@ -32,25 +32,7 @@ func TestConformanceTinyExactSet(t *testing.T) {
 	})
 }
 
-// clock is a settable clock for Options.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func newClock() *clock { return &clock{t: time.Unix(1_900_000_000, 0)} }
+func newClock() *fakeclock.Clock { return fakeclock.New(time.Unix(1_900_000_000, 0)) }
 
 func id(n uint64) []byte {
 	b := make([]byte, 16)
@@ -83,20 +65,20 @@ func TestDefaults(t *testing.T) {
 // the exact set stays within its bound.
 func TestEvictionNeverAcceptsReplay(t *testing.T) {
 	c := newClock()
-	g := New(Options{Window: time.Minute, MaxExact: 16, ExpectedPerWindow: 20_000, Now: c.now})
+	g := New(Options{Window: time.Minute, MaxExact: 16, ExpectedPerWindow: 20_000, Now: c.Now})
 	defer g.Close()
 	const n = 5000
 	for i := range uint64(n) {
-		mustRedeem(t, g, id(i), c.now().Add(time.Minute), true)
+		mustRedeem(t, g, id(i), c.Now().Add(time.Minute), true)
 		if len(g.exact) > 16 || len(g.byExp) != len(g.exact) {
 			t.Fatalf("exact set %d entries, heap %d", len(g.exact), len(g.byExp))
 		}
 		if i%100 == 0 {
-			c.add(time.Second) // spread the expiries over the windows
+			c.Add(time.Second) // spread the expiries over the windows
 		}
 	}
 	for i := range uint64(n) {
-		mustRedeem(t, g, id(i), c.now().Add(time.Minute), false)
+		mustRedeem(t, g, id(i), c.Now().Add(time.Minute), false)
 	}
 }
 
@@ -105,30 +87,30 @@ func TestEvictionNeverAcceptsReplay(t *testing.T) {
 func TestRotation(t *testing.T) {
 	c := newClock()
 	const w = time.Minute
-	g := New(Options{Window: w, MaxExact: 1, Now: c.now})
+	g := New(Options{Window: w, MaxExact: 1, Now: c.Now})
 	defer g.Close()
 	period := w + WindowSlack
 	// Start at the beginning of a window.
-	c.add(time.Duration(period.Nanoseconds() - c.now().UnixNano()%period.Nanoseconds()))
+	c.Add(time.Duration(period.Nanoseconds() - c.Now().UnixNano()%period.Nanoseconds()))
 	a, b := id(1), id(2)
-	mustRedeem(t, g, a, c.now().Add(w), true)
-	mustRedeem(t, g, b, c.now().Add(w/2), true) // evicts a from the exact set
+	mustRedeem(t, g, a, c.Now().Add(w), true)
+	mustRedeem(t, g, b, c.Now().Add(w/2), true) // evicts a from the exact set
 	if _, ok := g.exact[keyOf(a)]; ok {
 		t.Fatal("a is still in the exact set of one")
 	}
 	for _, step := range []time.Duration{w / 4, w / 2, w / 4} {
-		c.add(step)
-		mustRedeem(t, g, a, c.now().Add(w), false) // still in its window's filter
-		mustRedeem(t, g, b, c.now().Add(w), false)
+		c.Add(step)
+		mustRedeem(t, g, a, c.Now().Add(w), false) // still in its window's filter
+		mustRedeem(t, g, b, c.Now().Add(w), false)
 	}
 	// Two periods on, both windows holding a and b have passed.
-	c.add(2 * period)
-	mustRedeem(t, g, a, c.now().Add(w), true)
-	mustRedeem(t, g, b, c.now().Add(w), true)
+	c.Add(2 * period)
+	mustRedeem(t, g, a, c.Now().Add(w), true)
+	mustRedeem(t, g, b, c.Now().Add(w), true)
 	// A long jump clears both filters.
-	c.add(10 * period)
+	c.Add(10 * period)
 	g.mu.Lock()
-	g.advance(c.now().UnixNano())
+	g.advance(c.Now().UnixNano())
 	g.mu.Unlock()
 	for i := range g.blooms {
 		if n := g.blooms[i].ApproximatedSize(); n != 0 {
@@ -140,35 +122,35 @@ func TestRotation(t *testing.T) {
 // TestPrune: expired ids leave the exact set.
 func TestPrune(t *testing.T) {
 	c := newClock()
-	g := New(Options{Window: time.Minute, Now: c.now})
+	g := New(Options{Window: time.Minute, Now: c.Now})
 	defer g.Close()
 	for i := range uint64(100) {
-		mustRedeem(t, g, id(i), c.now().Add(time.Duration(i+1)*time.Second), true)
+		mustRedeem(t, g, id(i), c.Now().Add(time.Duration(i+1)*time.Second), true)
 	}
-	c.add(50 * time.Second)
-	mustRedeem(t, g, id(1000), c.now().Add(time.Minute), true)
+	c.Add(50 * time.Second)
+	mustRedeem(t, g, id(1000), c.Now().Add(time.Minute), true)
 	if n := len(g.exact); n != 51 {
 		t.Fatalf("exact set holds %d ids after half expired, want 51", n)
 	}
 	// An expired id is refused while its filter lives, whatever the
 	// exact set says: a refusal is always safe.
-	mustRedeem(t, g, id(0), c.now().Add(time.Minute), false)
+	mustRedeem(t, g, id(0), c.Now().Add(time.Minute), false)
 }
 
 // TestLongLivedIDs: an id expiring beyond the filters is held in the
 // exact set, never dropped from it, and enters a filter once in reach.
 func TestLongLivedIDs(t *testing.T) {
 	c := newClock()
-	g := New(Options{Window: time.Minute, MaxExact: 4, Now: c.now})
+	g := New(Options{Window: time.Minute, MaxExact: 4, Now: c.Now})
 	defer g.Close()
-	far := c.now().Add(time.Hour)
+	far := c.Now().Add(time.Hour)
 	for i := range uint64(4) {
 		mustRedeem(t, g, id(i), far, true)
 	}
 	if len(g.long) != 4 {
 		t.Fatalf("%d long-lived ids, want 4", len(g.long))
 	}
-	ok, err := g.Redeem(ctx, id(10), c.now().Add(time.Second))
+	ok, err := g.Redeem(ctx, id(10), c.Now().Add(time.Second))
 	if !errors.Is(err, ErrFull) || ok {
 		t.Fatalf("Redeem with the exact set full of long-lived ids = %v, %v; want ErrFull", ok, err)
 	}
@@ -177,13 +159,13 @@ func TestLongLivedIDs(t *testing.T) {
 	}
 	// Close to their expiry they come within reach, go into a filter and
 	// may be dropped from the exact set.
-	c.add(time.Hour - 30*time.Second)
-	mustRedeem(t, g, id(10), c.now().Add(time.Second), true)
+	c.Add(time.Hour - 30*time.Second)
+	mustRedeem(t, g, id(10), c.Now().Add(time.Second), true)
 	if len(g.long) != 0 {
 		t.Fatalf("%d ids still long-lived 30s before expiry", len(g.long))
 	}
 	for i := range uint64(20) {
-		mustRedeem(t, g, id(100+i), c.now().Add(time.Second), true)
+		mustRedeem(t, g, id(100+i), c.Now().Add(time.Second), true)
 	}
 	for i := range uint64(4) {
 		mustRedeem(t, g, id(i), far, false)
@@ -196,15 +178,15 @@ func TestLongLivedIDs(t *testing.T) {
 func TestChallengeExpiryRounding(t *testing.T) {
 	c := newClock()
 	const ttl = 90 * time.Second
-	g := New(Options{Window: ttl, MaxExact: 1, Now: c.now})
+	g := New(Options{Window: ttl, MaxExact: 1, Now: c.Now})
 	defer g.Close()
 	for i := range uint64(2000) {
-		c.add(97 * time.Millisecond)
-		issued := c.now()
+		c.Add(97 * time.Millisecond)
+		issued := c.Now()
 		exp := issued.Add(ttl).Truncate(time.Second).Add(time.Second)
 		mustRedeem(t, g, id(i), exp, true)
 		if len(g.long) != 0 {
-			t.Fatalf("id %d expiring %v after redemption is beyond the filters", i, exp.Sub(c.now()))
+			t.Fatalf("id %d expiring %v after redemption is beyond the filters", i, exp.Sub(c.Now()))
 		}
 	}
 }
@@ -214,9 +196,9 @@ func TestChallengeExpiryRounding(t *testing.T) {
 func TestFalsePositiveRate(t *testing.T) {
 	c := newClock()
 	const n, rate = 10_000, 0.01
-	g := New(Options{Window: time.Minute, ExpectedPerWindow: n, FalsePositiveRate: rate, MaxExact: 1, Now: c.now})
+	g := New(Options{Window: time.Minute, ExpectedPerWindow: n, FalsePositiveRate: rate, MaxExact: 1, Now: c.Now})
 	defer g.Close()
-	exp := c.now().Add(time.Second)
+	exp := c.Now().Add(time.Second)
 	for i := range uint64(n) {
 		if _, err := g.Redeem(ctx, id(i), exp); err != nil {
 			t.Fatal(err)
@@ -224,7 +206,7 @@ func TestFalsePositiveRate(t *testing.T) {
 	}
 	// An expired id is checked but not added: the filters stay as full.
 	refused := 0
-	past := c.now().Add(-time.Second)
+	past := c.Now().Add(-time.Second)
 	for i := range uint64(n) {
 		ok, err := g.Redeem(ctx, id(1_000_000+i), past)
 		if err != nil {
@@ -243,9 +225,9 @@ func TestFalsePositiveRate(t *testing.T) {
 
 func TestRedeemAllocs(t *testing.T) {
 	c := newClock()
-	g := New(Options{Window: time.Minute, MaxExact: 64, ExpectedPerWindow: 1_000_000, Now: c.now})
+	g := New(Options{Window: time.Minute, MaxExact: 64, ExpectedPerWindow: 1_000_000, Now: c.Now})
 	defer g.Close()
-	exp := c.now().Add(time.Minute)
+	exp := c.Now().Add(time.Minute)
 	b := make([]byte, 16)
 	var n uint64
 	redeem := func() {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitroom/waitroom/internal/fakeclock"
 	"github.com/waitroom/waitroom/inventory"
 	"github.com/waitroom/waitroom/inventory/memstore"
 	"github.com/waitroom/waitroom/plugins"
@@ -20,7 +21,7 @@ import (
 type feedRig struct {
 	t     *testing.T
 	store *memstore.Store
-	now   atomic.Int64 // unix nanoseconds
+	clock *fakeclock.Clock
 	lead  atomic.Bool
 	feed  *auditFeed
 
@@ -31,9 +32,8 @@ type feedRig struct {
 const feedEvent = "show"
 
 func newFeedRig(t *testing.T, capacity int) *feedRig {
-	r := &feedRig{t: t}
-	r.now.Store(time.Date(2027, 3, 1, 10, 0, 0, 0, time.UTC).UnixNano())
-	s, err := memstore.Open(memstore.Options{Dir: t.TempDir(), Clock: r.clock,
+	r := &feedRig{t: t, clock: fakeclock.New(time.Date(2027, 3, 1, 10, 0, 0, 0, time.UTC))}
+	s, err := memstore.Open(memstore.Options{Dir: t.TempDir(), Clock: r.clock.Now,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -47,16 +47,12 @@ func newFeedRig(t *testing.T, capacity int) *feedRig {
 	return r
 }
 
-func (r *feedRig) clock() time.Time { return time.Unix(0, r.now.Load()).UTC() }
-
-func (r *feedRig) advance(d time.Duration) { r.now.Add(int64(d)) }
-
 // start builds the feed: what happened before now is history.
 func (r *feedRig) start() {
 	r.feed = newAuditFeed(r.store, map[string][]string{feedEvent: {"room"}},
 		func(string) bool { return r.lead.Load() },
 		func(e plugins.Event) { r.mu.Lock(); r.got = append(r.got, e); r.mu.Unlock() },
-		r.clock(), time.Second, 6*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		r.clock.Now(), time.Second, 6*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 // poll runs one refresh at the rig's time and returns what it published.
@@ -64,7 +60,7 @@ func (r *feedRig) poll() []plugins.Event {
 	r.mu.Lock()
 	r.got = nil
 	r.mu.Unlock()
-	r.feed.poll(context.Background(), r.feed.streams[0], r.clock())
+	r.feed.poll(context.Background(), r.feed.streams[0], r.clock.Now())
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.got
@@ -98,9 +94,9 @@ func TestFeedPublishesHoldsSalesAndTheSellOut(t *testing.T) {
 	r := newFeedRig(t, 4)
 	r.lead.Store(true)
 	r.sell("before-start", 1) // history: not news
-	r.advance(time.Second)
+	r.clock.Add(time.Second)
 	r.start()
-	r.advance(time.Second)
+	r.clock.Add(time.Second)
 	h, o := r.sell("ann", 2)
 
 	got := r.poll()
@@ -115,8 +111,8 @@ func TestFeedPublishesHoldsSalesAndTheSellOut(t *testing.T) {
 	if sold.Data["order_id"] != o.ID || sold.Data["hold_id"] != h.ID || sold.Data["audit_id"] == hold.Data["audit_id"] {
 		t.Errorf("sold event = %+v", sold)
 	}
-	if !sold.At.Equal(r.clock()) {
-		t.Errorf("sold at %v, want the sidecar's time %v", sold.At, r.clock())
+	if !sold.At.Equal(r.clock.Now()) {
+		t.Errorf("sold at %v, want the sidecar's time %v", sold.At, r.clock.Now())
 	}
 	if got := r.poll(); len(got) != 0 {
 		t.Fatalf("a read with nothing new published %v", kinds(got))
@@ -148,12 +144,12 @@ func TestFeedFollowerPublishesOnlyAfterTakingOver(t *testing.T) {
 	r.start()
 	r.sell("old", 1)
 	r.poll() // read as a follower
-	r.advance(10 * time.Second)
+	r.clock.Add(10 * time.Second)
 	r.sell("ann", 1)
 	if got := r.poll(); len(got) != 0 {
 		t.Fatalf("a follower published %v", kinds(got))
 	}
-	r.advance(2 * time.Second)
+	r.clock.Add(2 * time.Second)
 
 	// Taking over sends again what was read within the handover window
 	// (ann's, read 2 s ago), not what is older (old's, 12 s ago), and
@@ -177,7 +173,7 @@ func TestFeedSellOutBeforeStartIsNotNews(t *testing.T) {
 	r := newFeedRig(t, 2)
 	r.lead.Store(true)
 	r.sell("ann", 2)
-	r.advance(time.Minute)
+	r.clock.Add(time.Minute)
 	r.start()
 	if got := r.poll(); len(got) != 0 {
 		t.Fatalf("a sell-out before the start published %v", kinds(got))

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitroom/waitroom/internal/fakeclock"
 	"github.com/waitroom/waitroom/inventory"
 	"github.com/waitroom/waitroom/inventory/api"
 	"github.com/waitroom/waitroom/inventory/client"
@@ -28,25 +29,6 @@ const (
 )
 
 var bg = context.Background()
-
-// fakeClock is the time of both the sidecar's store and the shop, moved
-// on by hand so that hold expiry is tested without waiting.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
 type syncBuffer struct {
@@ -157,7 +139,7 @@ func startSidecar(t testing.TB, dir string, clock func() time.Time) *sidecar {
 // harness is a shop over a real sidecar, served on a loopback port.
 type harness struct {
 	t     testing.TB
-	clock *fakeClock
+	clock *fakeclock.Clock
 	dir   string
 	sc    *sidecar
 	inv   *client.Client
@@ -170,7 +152,7 @@ type harness struct {
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
-	h := &harness{t: t, clock: &fakeClock{t: time.Date(2030, 5, 1, 18, 0, 0, 0, time.UTC)}, dir: t.TempDir(),
+	h := &harness{t: t, clock: fakeclock.New(time.Date(2030, 5, 1, 18, 0, 0, 0, time.UTC)), dir: t.TempDir(),
 		logs: &syncBuffer{}}
 	h.sc = startSidecar(t, h.dir, h.clock.Now)
 	h.inv = client.New(h.sc.url, sidecarTk)

@@ -560,7 +560,7 @@ func TestHoldExpiresWhilePaying(t *testing.T) {
 	hold := h.hold("alice", seats("lower-E-10", "lower-E-11"))
 	f := h.payForm("alice", hold)
 	// The payment takes longer than the hold lasts.
-	h.pay.setHook(func() { h.clock.Advance(DefaultHoldTTL + time.Second) })
+	h.pay.setHook(func() { h.clock.Add(DefaultHoldTTL + time.Second) })
 	r := h.post("/checkout/"+hold+"/pay", "alice", f)
 	wantPage(t, r, http.StatusConflict, "Your hold expired while you paid", "The payment of $178.00 was refunded",
 		"18:03:00 UTC", `href="/events/demo-concert"`)
@@ -588,7 +588,7 @@ func TestPayAfterExpiryChargesNothing(t *testing.T) {
 	h := newHarness(t)
 	hold := h.hold("alice", ga("floor", 1))
 	f := h.payForm("alice", hold)
-	h.clock.Advance(DefaultHoldTTL)
+	h.clock.Add(DefaultHoldTTL)
 	wantPage(t, h.post("/checkout/"+hold+"/pay", "alice", f), http.StatusGone, "Your hold has expired", "Nothing was charged")
 	wantPage(t, h.get("/checkout/"+hold, "alice"), http.StatusGone, "Your hold has expired")
 	if charges, _ := h.pay.calls(); len(charges) != 0 {
@@ -600,7 +600,7 @@ func TestPayAfterExpiryChargesNothing(t *testing.T) {
 func TestCheckoutCountdown(t *testing.T) {
 	h := newHarness(t)
 	hold := h.hold("alice", ga("floor", 1))
-	h.clock.Advance(100*time.Second + 500*time.Millisecond)
+	h.clock.Add(100*time.Second + 500*time.Millisecond)
 	wantPage(t, h.get("/checkout/"+hold, "alice"), http.StatusOK, `data-seconds="80">1:20<`)
 }
 
