@@ -21,6 +21,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/waitroom/waitroom/bench/internal/stats"
 	"github.com/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/challenge/memstore"
 )
@@ -106,11 +107,11 @@ func main() {
 	floors := map[int]float64{}
 	for _, c := range cs {
 		if strings.Contains(c.name, "floor") {
-			floors[c.k] = median(rates[c])
+			floors[c.k] = stats.Median(rates[c])
 		}
 	}
 	for _, c := range cs {
-		m := median(rates[c])
+		m := stats.Median(rates[c])
 		verdict := "-"
 		if c.verify {
 			verdict = pass(m >= target)
@@ -286,19 +287,10 @@ func measure(f func(n int), d time.Duration) float64 {
 	}
 }
 
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return math.NaN()
-	}
-	return s[len(s)/2]
-}
-
 func medianOf(cs []*contender, name string, rates map[*contender][]float64) float64 {
 	for _, c := range cs {
 		if c.name == name {
-			return median(rates[c])
+			return stats.Median(rates[c])
 		}
 	}
 	return math.NaN()

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -32,6 +31,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
 
+	"github.com/waitroom/waitroom/bench/internal/stats"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/inventory"
 	"github.com/waitroom/waitroom/inventory/memstore"
@@ -253,11 +253,11 @@ func throughput(out io.Writer, rds *redistest.Server, embedded, shared *sidecar)
 			fmt.Fprintf(out, "  round %d  %-22s %9.0f holds/s  p99 %s\n", round+1, names[i], rps, ms(p99))
 		}
 	}
-	eval := median(results[names[2]])
+	eval := stats.Median(results[names[2]])
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "\ncontender\tmedian holds/s\tmedian p99\tratio to EVAL\ttarget")
 	for i, n := range names {
-		m := median(results[n])
+		m := stats.Median(results[n])
 		target := "-"
 		switch i {
 		case 0:
@@ -265,7 +265,7 @@ func throughput(out io.Writer, rds *redistest.Server, embedded, shared *sidecar)
 		case 1:
 			target = "≥ 0.5× " + verdict(m >= 0.5*eval)
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%.2f×\t%s\n", n, m, ms(medianDur(lat[n])), m/eval, target)
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%.2f×\t%s\n", n, m, ms(stats.Median(lat[n])), m/eval, target)
 	}
 	tw.Flush()
 }
@@ -562,24 +562,6 @@ func heap() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return math.NaN()
-	}
-	return s[len(s)/2]
-}
-
-func medianDur(v []time.Duration) time.Duration {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	return s[len(s)/2]
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)) }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/waitroom/waitroom/bench/internal/stats"
 	"github.com/waitroom/waitroom/internal/nginxtest"
 	"github.com/waitroom/waitroom/internal/redistest"
 )
@@ -223,7 +223,7 @@ func (b *bench) table(cs []*contender, unit string, base *contender, targets map
 	fmt.Fprintf(tw, "\ncontender\tmedian %s\tp50\tp99\tcpu (server/gen)\tratio to %s\ttarget\n", unit, base.name)
 	for _, c := range cs {
 		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s / %s\t%.2f×\t%s\n", c.name, c.rate(), ms(c.p50()), ms(c.p99()),
-			pct(medianF(c.srvCPU)), pct(medianF(c.genCPU)), c.rate()/base.rate(), orDash(targets[c]))
+			pct(stats.Median(c.srvCPU)), pct(stats.Median(c.genCPU)), c.rate()/base.rate(), orDash(targets[c]))
 	}
 	tw.Flush()
 }
@@ -233,20 +233,7 @@ func median[T any](v []T, f func(T) float64) float64 {
 	for i, x := range v {
 		s[i] = f(x)
 	}
-	return medianF(s)
-}
-
-func medianF(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	switch n := len(s); {
-	case n == 0:
-		return math.NaN()
-	case n%2 == 0:
-		return (s[n/2-1] + s[n/2]) / 2
-	default:
-		return s[n/2]
-	}
+	return stats.Median(s)
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)) }
