@@ -57,7 +57,8 @@ type EventChallenge struct {
 	// Captcha verifies the captcha band's tokens; nil: that band gets the
 	// heavy proof of work.
 	Captcha challenge.Provider
-	// NoJSCaptcha lets visitors join with a CAPTCHA alone.
+	// NoJSCaptcha lets visitors join with the CAPTCHA alone, in place of
+	// the proof of work (the page offers it while the work runs).
 	NoJSCaptcha bool
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -75,17 +74,10 @@ func TestDemoInChromium(t *testing.T) {
 	browsertest.Screenshot(t, tab, "4-ticket")
 
 	// The operator sees a completion and a sold seat's visitor.
-	req, _ := http.NewRequest("GET", d.AdminURL+"/metrics", nil)
-	req.Header.Set("Authorization", "Bearer "+d.AdminToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	m := metrics(t, d)
 	for _, want := range []string{`waitroom_origin_completions_total{event="demo-concert"} 1`,
 		`waitroom_passes_issued_total{event="demo-concert"}`} {
-		if !strings.Contains(string(body), want) {
+		if !strings.Contains(m, want) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
