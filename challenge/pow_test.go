@@ -16,6 +16,7 @@ import (
 
 	"github.com/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/challenge/memstore"
+	"github.com/waitroom/waitroom/internal/racedetect"
 )
 
 var (
@@ -501,7 +502,7 @@ func TestSolve(t *testing.T) {
 // TestRedeemAllocs: redeeming in the memstore guard allocates nothing
 // (once its exact set has stopped growing).
 func TestRedeemAllocs(t *testing.T) {
-	if powRace {
+	if racedetect.Enabled {
 		t.Skip("allocation counts are meaningless under the race detector")
 	}
 	g := memstore.New(memstore.Options{Window: params().TTL, MaxExact: 64})
@@ -534,7 +535,7 @@ func TestRedeemAllocs(t *testing.T) {
 
 // TestVerifyAllocs: verifying a good solution allocates nothing.
 func TestVerifyAllocs(t *testing.T) {
-	if powRace {
+	if racedetect.Enabled {
 		t.Skip("allocation counts are meaningless under the race detector")
 	}
 	pow := newPoW(t)

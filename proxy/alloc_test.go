@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/internal/racedetect"
 )
 
 // requestCtx builds a RequestCtx for Handle from a template request, the
@@ -23,7 +24,7 @@ func requestCtx(tmpl *fasthttp.Request) *fasthttp.RequestCtx {
 // -race as well.
 func skipUnderRace(t *testing.T) {
 	t.Helper()
-	if raceEnabled {
+	if racedetect.Enabled {
 		t.Skip("allocation counts are not meaningful under -race; make test runs this without it")
 	}
 }

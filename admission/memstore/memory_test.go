@@ -17,6 +17,7 @@ import (
 
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/admission/memstore"
+	"github.com/waitroom/waitroom/internal/racedetect"
 )
 
 // The memory tests queue n visitors in one tranche of one event through
@@ -178,7 +179,7 @@ func report(t *testing.T, what string, n int, before, after memory, peak int64, 
 	if per(heap) > budget {
 		t.Errorf("%s: the Go heap grew by %.1f B per visitor, budget %.1f", what, per(heap), budget)
 	}
-	if raceEnabled {
+	if racedetect.Enabled {
 		t.Logf("race detector on: RSS (with shadow memory) not checked")
 		return
 	}

@@ -1,12 +1,16 @@
 package upstream
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/waitroom/waitroom/internal/racedetect"
+)
 
 // TestForwardAllocations: a GET with cookies and a small response body,
 // through a real fasthttp origin, allocates nothing once the pools are
 // warm — Forward, the origin server and the sockets together.
 func TestForwardAllocations(t *testing.T) {
-	if raceEnabled || testing.Short() {
+	if racedetect.Enabled || testing.Short() {
 		t.Skip("allocation counts are checked without -race, in the full run")
 	}
 	o := testOrigin(t, Config{}, smallOrigin(t))

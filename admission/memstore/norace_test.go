@@ -1,5 +1,0 @@
-//go:build !race
-
-package memstore_test
-
-const raceEnabled = false

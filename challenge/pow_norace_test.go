@@ -1,5 +1,0 @@
-//go:build !race
-
-package challenge_test
-
-const powRace = false

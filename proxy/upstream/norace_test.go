@@ -1,5 +1,0 @@
-//go:build !race
-
-package upstream
-
-const raceEnabled = false
