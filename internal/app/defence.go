@@ -121,15 +121,11 @@ func (d *defence) apply(cfg *config.Config, o *proxy.Options) {
 
 // replayGuard opens the guard that makes each challenge redeemable once:
 // in this process with the embedded admission store, in Redis (shared by
-// every replica) with the Redis one.
+// every replica, through the admission store's client) with the Redis
+// one.
 func (w *Waitroom) replayGuard(ctx context.Context, ttl time.Duration) (challenge.ReplayGuard, error) {
 	a := w.cfg.Admission
-	if a.Store == config.StoreRedis {
-		c, err := redisClient(a.Redis)
-		if err != nil {
-			return nil, err
-		}
-		w.closers = append(w.closers, c.Close)
+	if c := w.admissionRedis; c != nil {
 		g := redisstore.New(redisstore.Options{Client: c, Prefix: a.RedisPrefix + "replay:"})
 		w.closers = append(w.closers, g.Close)
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)

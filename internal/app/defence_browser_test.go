@@ -2,9 +2,7 @@ package app
 
 import (
 	"context"
-
 	"encoding/json"
-	"gopkg.in/yaml.v3"
 	"io"
 	"net/http"
 	"os"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/waitroom/waitroom/internal/browsertest"
 	"github.com/waitroom/waitroom/internal/config"

@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/waitroom/waitroom/plugins"
 	"log/slog"
 	"net"
 	"net/http"
@@ -17,12 +16,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom/admission"
 	admmem "github.com/waitroom/waitroom/admission/memstore"
 	admredis "github.com/waitroom/waitroom/admission/redisstore"
 	"github.com/waitroom/waitroom/internal/config"
 	"github.com/waitroom/waitroom/inventory/client"
+	"github.com/waitroom/waitroom/plugins"
 	"github.com/waitroom/waitroom/proxy"
 	"github.com/waitroom/waitroom/proxy/httpguard"
 	"github.com/waitroom/waitroom/proxy/meter"
@@ -61,6 +62,9 @@ type Waitroom struct {
 	// bot defence).
 	fingerprints *proxy.Fingerprints
 	sinkList     []plugins.Sink
+	// admissionRedis is the admission store's Redis client (nil with the
+	// embedded store); the replay guard shares it.
+	admissionRedis redis.UniversalClient
 }
 
 // NewServe builds everything cfg describes (validated for RoleProxy):
@@ -170,6 +174,7 @@ func (w *Waitroom) admissionStore(ctx context.Context) (admission.Store, error) 
 			return nil, err
 		}
 		w.closers = append(w.closers, c.Close)
+		w.admissionRedis = c
 		return s, nil
 	}
 	s, err := admmem.Open(admmem.Options{Dir: a.DataDir, Logger: w.log})
