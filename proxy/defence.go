@@ -29,7 +29,8 @@ type Defence struct {
 	PoW *challenge.PoW
 	// Scorer turns a request's signals into a risk score.
 	Scorer *challenge.Scorer
-	// TTL is how long a challenge may be solved and redeemed.
+	// TTL is how long a challenge may be solved and redeemed; 0 means
+	// DefaultChallengeTTL.
 	TTL time.Duration
 	// ShadowKey marks the visitor ids of shadow-queued visitors (at least
 	// 32 bytes, the same on every replica).
@@ -45,8 +46,13 @@ type Defence struct {
 	ScoreTimeout time.Duration
 }
 
-// DefaultScoreTimeout bounds one scoring.
-const DefaultScoreTimeout = 250 * time.Millisecond
+// Defaults of Defence.
+const (
+	// DefaultScoreTimeout bounds one scoring.
+	DefaultScoreTimeout = 250 * time.Millisecond
+	// DefaultChallengeTTL is how long a challenge lasts unless told.
+	DefaultChallengeTTL = 2 * time.Minute
+)
 
 // EventChallenge is one event's bot defence at join.
 type EventChallenge struct {

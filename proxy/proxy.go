@@ -152,7 +152,7 @@ func New(opts Options) (*Proxy, error) {
 			return nil, errors.New("proxy: the bot defence needs a PoW, a scorer and a shadow key of at least 32 bytes")
 		}
 		if d.TTL <= 0 {
-			d.TTL = 2 * time.Minute
+			d.TTL = DefaultChallengeTTL
 		}
 		if d.ScoreTimeout <= 0 {
 			d.ScoreTimeout = DefaultScoreTimeout
