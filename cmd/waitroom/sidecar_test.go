@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -79,11 +80,20 @@ func (s *sidecar) start() {
 	}
 	s.cmd = exec.Command(bin, s.args...)
 	s.cmd.Env = append(os.Environ(), "WAITROOM_INVENTORY_TOKEN="+testToken)
-	s.cmd.Stderr = os.Stderr
+	// The port was free a moment ago, but another test's server may have
+	// taken it since; only after our process says it listens does an
+	// answer on it come from us.
+	listening := &logWatch{want: []byte("inventory sidecar listening"), seen: make(chan struct{})}
+	s.cmd.Stderr = listening
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
 	deadline := time.Now().Add(15 * time.Second)
+	select {
+	case <-listening.seen:
+	case <-time.After(time.Until(deadline)):
+		s.t.Fatalf("sidecar %v did not listen", s.args)
+	}
 	for {
 		resp, err := http.Get(s.url + "/readyz")
 		if err == nil {
@@ -97,6 +107,36 @@ func (s *sidecar) start() {
 		}
 		time.Sleep(30 * time.Millisecond)
 	}
+}
+
+// logWatch passes a process's log to the test's stderr and closes seen
+// once a line holding want was written.
+type logWatch struct {
+	want []byte
+	seen chan struct{}
+	mu   sync.Mutex
+	line []byte // the unfinished line so far
+}
+
+func (w *logWatch) Write(p []byte) (int, error) {
+	os.Stderr.Write(p)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, b := range p {
+		if b != '\n' {
+			w.line = append(w.line, b)
+			continue
+		}
+		if bytes.Contains(w.line, w.want) {
+			select {
+			case <-w.seen:
+			default:
+				close(w.seen)
+			}
+		}
+		w.line = w.line[:0]
+	}
+	return len(p), nil
 }
 
 func (s *sidecar) kill9() {

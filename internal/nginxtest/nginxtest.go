@@ -142,6 +142,14 @@ func (s *Server) start(bin string) error {
 			return fmt.Errorf("nginx exited at start-up: %s", s.LogTail())
 		default:
 		}
+		// The port was free a moment ago, but another test's server may
+		// have taken it since: a connection alone could reach a stranger
+		// while ours gives up on "address in use". nginx writes its pid
+		// file only after it holds its listening sockets.
+		if !s.ownsPIDFile(cmd.Process.Pid) {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
 		if c, err := net.DialTimeout("tcp", s.Addr, 200*time.Millisecond); err == nil {
 			c.Close()
 			s.cmd, s.done = cmd, done
@@ -152,6 +160,16 @@ func (s *Server) start(bin string) error {
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	<-done
 	return fmt.Errorf("nginx did not listen within 10s: %s", s.LogTail())
+}
+
+// ownsPIDFile reports whether nginx's pid file names the master pid.
+func (s *Server) ownsPIDFile(pid int) bool {
+	b, err := os.ReadFile(filepath.Join(s.Dir, "nginx.pid"))
+	if err != nil {
+		return false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return err == nil && n == pid
 }
 
 // URL is the server's http:// base URL.

@@ -1,8 +1,11 @@
 package nginxtest
 
 import (
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"testing"
 )
 
@@ -31,5 +34,35 @@ func TestBadConfigFails(t *testing.T) {
 	_, err := Launch(Options{Dir: t.TempDir(), HTTP: "this is not nginx syntax;"})
 	if err == nil {
 		t.Fatal("a broken configuration started")
+	}
+}
+
+// TestListenerTaken: nginx that cannot take all its sockets gives up; the
+// one it did take answers meanwhile, and must not pass for a started
+// server (the same holds when another test's server took our port).
+func TestListenerTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	bin, err := Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Dir: t.TempDir(), Workers: 1, HTTP: fmt.Sprintf(`
+  server { listen 127.0.0.1:{{PORT}}; return 200; }
+  server { listen %s; return 200; }`, ln.Addr())}
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: opts.Dir}
+	if err := s.writeConfig(opts, port); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.start(bin); err == nil {
+		s.Stop()
+		t.Fatal("nginx without all its listeners passed for started")
 	}
 }

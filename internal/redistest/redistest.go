@@ -125,19 +125,48 @@ func (s *Server) start(bin string) error {
 			return fmt.Errorf("redis-server exited at start-up: %s", s.logTail())
 		default:
 		}
-		c := redis.NewClient(&redis.Options{Addr: s.Addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
-		err := c.Ping(context.Background()).Err()
-		c.Close()
-		// A node still loading its AOF answers LOADING; wait for it.
-		if err == nil {
+		// A node still loading its AOF answers LOADING; wait for it. The
+		// port was free a moment ago, but another test's server may have
+		// taken it since (tests of several packages run at once): only our
+		// own process's answer counts, or the test would use a stranger's
+		// server and its keys while ours exits on "address in use".
+		pid, err := serverPID(s.Addr)
+		if err == nil && pid == cmd.Process.Pid {
 			s.cmd = cmd
 			return nil
+		}
+		if err == nil {
+			cmd.Process.Kill()
+			<-exited
+			return fmt.Errorf("port of %s is taken by another redis-server (pid %d)", s.Addr, pid)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	cmd.Process.Kill()
 	<-exited
 	return fmt.Errorf("redis-server did not answer within 10s: %s", s.logTail())
+}
+
+// serverPID asks the redis-server at addr for its process id once it
+// answers commands (PING fails with LOADING until the AOF is read; INFO
+// would answer before).
+func serverPID(addr string) (int, error) {
+	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.Ping(ctx).Err(); err != nil {
+		return 0, err
+	}
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(line, "process_id:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, errors.New("INFO server has no process_id")
 }
 
 func (s *Server) logTail() string {
