@@ -32,6 +32,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/waitroom/waitroom/bench/internal/stats"
+	"github.com/waitroom/waitroom/internal/freeport"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/inventory"
 	"github.com/waitroom/waitroom/inventory/memstore"
@@ -143,7 +144,7 @@ type sidecar struct {
 }
 
 func startSidecar(tmp, name, token string, args ...string) *sidecar {
-	port, err := redistest.FreePort()
+	port, err := freeport.Get()
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/internal/freeport"
 )
 
 // CPUs of the two roles when pinning (see doc.go).
@@ -81,7 +81,7 @@ func (p *proc) fatalf(format string, args ...any) {
 
 // freeAddr returns a 127.0.0.1 address that was free a moment ago.
 func freeAddr() string {
-	port, err := redistest.FreePort()
+	port, err := freeport.Get()
 	if err != nil {
 		fatal(err)
 	}

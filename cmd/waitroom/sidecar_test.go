@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitroom/waitroom/internal/freeport"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/inventory/client"
 	"github.com/waitroom/waitroom/inventory/inventorytest"
@@ -56,7 +57,7 @@ const testToken = "sidecar-test-token-0123456789"
 
 func startSidecar(t *testing.T, store ...string) *sidecar {
 	t.Helper()
-	port, err := redistest.FreePort()
+	port, err := freeport.Get()
 	if err != nil {
 		t.Fatal(err)
 	}

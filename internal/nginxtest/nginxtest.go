@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/waitroom/waitroom/internal/freeport"
 )
 
 // Options configure a server.
@@ -75,7 +77,7 @@ func Launch(opts Options) (*Server, error) {
 	}
 	var lastErr error
 	for range 5 {
-		port, err := freePort()
+		port, err := freeport.Get()
 		if err != nil {
 			return nil, err
 		}
@@ -206,13 +208,4 @@ func (s *Server) Stop() {
 		<-s.done
 	}
 	s.cmd = nil
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }

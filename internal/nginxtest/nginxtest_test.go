@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
+
+	"github.com/waitroom/waitroom/internal/freeport"
 )
 
 func TestStartServes(t *testing.T) {
@@ -53,7 +55,7 @@ func TestListenerTaken(t *testing.T) {
 	opts := Options{Dir: t.TempDir(), Workers: 1, HTTP: fmt.Sprintf(`
   server { listen 127.0.0.1:{{PORT}}; return 200; }
   server { listen %s; return 200; }`, ln.Addr())}
-	port, err := freePort()
+	port, err := freeport.Get()
 	if err != nil {
 		t.Fatal(err)
 	}

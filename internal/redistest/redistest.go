@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom/internal/freeport"
 )
 
 // Server is a redis-server process started for one test.
@@ -81,7 +83,7 @@ func Launch(opts Options) (*Server, error) {
 	for attempt := 0; attempt < 5; attempt++ {
 		port := opts.Port
 		if port == 0 {
-			if port, err = FreePort(); err != nil {
+			if port, err = freeport.Get(); err != nil {
 				return nil, err
 			}
 		}
@@ -243,16 +245,6 @@ func (s *Server) Stop() {
 		<-done
 	}
 	s.cmd = nil
-}
-
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func FreePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Cluster is a Redis Cluster of several master nodes, each owning an equal
