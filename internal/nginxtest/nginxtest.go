@@ -75,8 +75,14 @@ func Launch(opts Options) (*Server, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = 1
 	}
+	return launch(bin, opts, 5)
+}
+
+// launch tries up to attempts free ports (a port can be taken between
+// being picked and nginx binding it).
+func launch(bin string, opts Options, attempts int) (*Server, error) {
 	var lastErr error
-	for range 5 {
+	for range attempts {
 		port, err := freeport.Get()
 		if err != nil {
 			return nil, err

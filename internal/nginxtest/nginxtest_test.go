@@ -5,10 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"testing"
-
-	"github.com/waitroom/waitroom/internal/freeport"
 )
 
 func TestStartServes(t *testing.T) {
@@ -55,15 +52,9 @@ func TestListenerTaken(t *testing.T) {
 	opts := Options{Dir: t.TempDir(), Workers: 1, HTTP: fmt.Sprintf(`
   server { listen 127.0.0.1:{{PORT}}; return 200; }
   server { listen %s; return 200; }`, ln.Addr())}
-	port, err := freeport.Get()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: opts.Dir}
-	if err := s.writeConfig(opts, port); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.start(bin); err == nil {
+	// One attempt: Launch's retries on other ports would each wait out
+	// nginx's own retries on the taken socket.
+	if s, err := launch(bin, opts, 1); err == nil {
 		s.Stop()
 		t.Fatal("nginx without all its listeners passed for started")
 	}

@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,7 +12,10 @@ import (
 // would then read).
 func TestTakenPort(t *testing.T) {
 	first := Start(t, Options{})
-	port := first.Addr[strings.LastIndexByte(first.Addr, ':')+1:]
+	_, port, err := net.SplitHostPort(first.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
 	n, err := strconv.Atoi(port)
 	if err != nil {
 		t.Fatal(err)
