@@ -11,6 +11,7 @@ import (
 
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/proxy/httpguard"
+	"github.com/waitroom/waitroom/proxy/target"
 )
 
 // Limits of the waiting-room API.
@@ -23,13 +24,14 @@ const (
 	maxAuditPage     = 10000
 )
 
-// serveOwn serves waitroom's endpoints; rest is the path after the prefix.
-func (p *Proxy) serveOwn(ctx *fasthttp.RequestCtx, rest []byte) {
+// serveOwn serves waitroom's endpoints; rest is the normalised path after
+// the prefix.
+func (p *Proxy) serveOwn(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
 	switch {
 	case bytes.HasPrefix(rest, pathAPI):
 		p.serveAPI(ctx, rest[len(pathAPI):])
 	case bytes.Equal(rest, pathAuth):
-		p.auth(ctx)
+		p.auth(ctx, rq)
 	case bytes.Equal(rest, pathJWKS):
 		if !ctx.IsGet() && !ctx.IsHead() {
 			writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
@@ -378,22 +380,39 @@ func (p *Proxy) draws(ctx *fasthttp.RequestCtx, rest []byte) {
 }
 
 // auth is the auth_request endpoint: 204 when the request (its cookies
-// and X-Original-URI) may reach the origin, 401 when it needs the queue,
-// 403 when its path is blocked without a pass.
-func (p *Proxy) auth(ctx *fasthttp.RequestCtx) {
-	uri := fasthttp.AcquireURI()
-	defer fasthttp.ReleaseURI(uri)
-	orig := ctx.Request.Header.Peek("X-Original-URI")
-	if len(orig) == 0 || orig[0] != '/' {
-		writeErrorMessage(ctx, fasthttp.StatusBadRequest, "bad_request", "X-Original-URI must be the original request's path")
+// and the original URI that nginx, Traefik or Caddy sends along) may reach
+// the origin, 401 when it needs the queue or its URI is malformed or
+// ambiguous, 403 when its path is blocked without a pass or its method is
+// refused. The URI goes through the same normaliser and route table as a
+// proxied request; rq is reused to parse it.
+func (p *Proxy) auth(ctx *fasthttp.RequestCtx, rq *request) {
+	uri, method, ok := authOriginal(&ctx.Request.Header)
+	if !ok || rq.t.Parse(uri, p.targetOpts) != nil || rq.t.Form == target.FormAsterisk {
+		p.m.badTargets.Inc()
+		writeError(ctx, fasthttp.StatusUnauthorized, errBadOriginal)
 		return
 	}
-	if err := uri.Parse(nil, orig); err != nil {
-		writeError(ctx, fasthttp.StatusBadRequest, errBadRequest)
+	rq.fold = target.Key(rq.fold[:0], rq.t.Path, true)
+	if p.caseSensitive {
+		rq.exact = target.Key(rq.exact[:0], rq.t.Path, false)
+	}
+	if underPrefix(rq.fold, p.prefixKey) {
+		// waitroom's own paths are waitroom's to serve, never the site's.
+		writeError(ctx, fasthttp.StatusForbidden, errNotFound)
+		return
+	}
+	r := p.route(rq)
+	switch {
+	case rq.t.EncodedSlash && !r.EncodedSlashes:
+		p.m.badTargets.Inc()
+		writeError(ctx, fasthttp.StatusUnauthorized, errBadOriginal)
+		return
+	case equalFoldString(method, "CONNECT"), equalFoldString(method, "TRACE") && !r.AllowTrace:
+		p.m.refusedMethods.Inc()
+		writeError(ctx, fasthttp.StatusForbidden, errMethod)
 		return
 	}
 	ip := p.trusted.ClientIP(ctx)
-	r := p.route(uri.Path())
 	switch {
 	case p.bypassed(ctx, ip):
 		r.counts.bypassed.Inc()
@@ -417,6 +436,48 @@ func (p *Proxy) auth(ctx *fasthttp.RequestCtx) {
 		ctx.Response.Header.SetBytesV("X-Waitroom-Event", r.ev.id)
 	}
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
+}
+
+// The headers that carry the original request to the auth endpoint:
+// nginx's auth_request (as configs/nginx-auth-request.conf sets them),
+// Traefik's forwardAuth and Caddy's forward_auth.
+var (
+	authURIHeaders    = [...]string{"X-Original-URI", "X-Forwarded-Uri"}
+	authMethodHeaders = [...]string{"X-Original-Method", "X-Forwarded-Method"}
+)
+
+// authOriginal returns the original request's target and method. Every
+// header that carries them must agree: a front proxy sets the one it knows
+// and passes a client's other spellings through, so a disagreement is a
+// client lying about the path. A header given twice, or no URI at all, is
+// refused too. The method is empty when no header names it.
+func authOriginal(h *fasthttp.RequestHeader) (uri, method []byte, ok bool) {
+	pick := func(names []string) ([]byte, bool) {
+		var v []byte
+		for _, name := range names {
+			all := h.PeekAll(name)
+			switch {
+			case len(all) == 0:
+				continue
+			case len(all) > 1, v != nil && !bytes.Equal(v, all[0]):
+				return nil, false
+			}
+			v = all[0]
+		}
+		return v, true
+	}
+	uri, ok = pick(authURIHeaders[:])
+	if !ok || len(uri) == 0 {
+		return nil, nil, false
+	}
+	method, ok = pick(authMethodHeaders[:])
+	return uri, method, ok
+}
+
+// equalFoldString reports whether b equals the upper-case ASCII s,
+// ignoring case.
+func equalFoldString(b []byte, s string) bool {
+	return len(b) == len(s) && bytes.EqualFold(b, []byte(s))
 }
 
 // asset serves the page's static files.

@@ -124,6 +124,37 @@ func TestRateLimit(t *testing.T) {
 	}
 }
 
+// TestAuthRequestHeaders: the original URI and method come from nginx's,
+// Traefik's or Caddy's headers; when several are sent they must agree.
+func TestAuthRequestHeaders(t *testing.T) {
+	r := newRig(t)
+	anon := newVisitor(t, "ua")
+	cases := []struct {
+		name    string
+		headers []string
+		status  int
+	}{
+		{"traefik", []string{"X-Forwarded-Uri", "/static/a.css", "X-Forwarded-Method", "GET"}, 204},
+		{"traefik gated", []string{"X-Forwarded-Uri", "/show/x", "X-Forwarded-Method", "GET"}, 401},
+		{"both agree", []string{"X-Original-URI", "/static/a.css", "X-Forwarded-Uri", "/static/a.css"}, 204},
+		{"client adds a pass path", []string{"X-Original-URI", "/static/a.css", "X-Forwarded-Uri", "/show/x"}, 401},
+		{"client adds a pass path first", []string{"X-Forwarded-Uri", "/static/a.css", "X-Original-URI", "/show/x"}, 401},
+		{"uri twice", []string{"X-Original-URI", "/static/a.css", "X-Original-URI", "/show/x"}, 401},
+		{"trace", []string{"X-Original-URI", "/static/a.css", "X-Original-Method", "TRACE"}, 403},
+		{"connect", []string{"X-Forwarded-Uri", "/static/a.css", "X-Forwarded-Method", "CONNECT"}, 403},
+		{"methods disagree", []string{"X-Original-URI", "/static/a.css", "X-Original-Method", "GET", "X-Forwarded-Method", "TRACE"}, 401},
+		{"reserved prefix", []string{"X-Original-URI", "/_WR/api/status"}, 403},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := anon.do(t, "GET", r.url+"/_wr/auth", "", c.headers...)
+			if got.status != c.status {
+				t.Fatalf("got %d %s, want %d", got.status, got.body, c.status)
+			}
+		})
+	}
+}
+
 func TestAuthRequest(t *testing.T) {
 	r := newRig(t)
 	v := r.admit(t, "ua")
@@ -141,8 +172,15 @@ func TestAuthRequest(t *testing.T) {
 		{"block with pass", "/checkout/1", "wr_pass_show=" + pass, 204},
 		{"other event", "/other/x", "wr_pass_show=" + pass, 401},
 		{"normalised path", "/static/../show/x", "", 401},
-		{"no uri", "", "", 400},
-		{"absolute uri", "http://x/show", "", 400},
+		{"no uri", "", "", 401},
+		{"absolute uri", "http://x/show", "", 401},
+		{"absolute pass uri", "http://x/static/a.css", "", 204},
+		{"double slash", "//show/seats", "", 401},
+		{"case", "/SHOW/seats", "", 401},
+		{"trailing dot", "/show./seats", "", 401},
+		{"fragment", "/static/a.css#/show", "", 401},
+		{"encoded slash", "/static%2F..%2Fshow", "", 401},
+		{"parameter", "/static;/../show", "", 401},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

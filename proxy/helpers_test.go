@@ -234,8 +234,15 @@ func (v *visitor) do(t testing.TB, method, u, body string, header ...string) res
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	seen := map[string]bool{}
 	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
+		// A name given twice is sent twice.
+		if seen[http.CanonicalHeaderKey(header[i])] {
+			req.Header.Add(header[i], header[i+1])
+		} else {
+			req.Header.Set(header[i], header[i+1])
+		}
+		seen[http.CanonicalHeaderKey(header[i])] = true
 	}
 	resp, err := v.c.Do(req)
 	if err != nil {

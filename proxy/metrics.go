@@ -23,8 +23,11 @@ type metrics struct {
 	passMisses   prometheus.Counter
 	rateLimited  prometheus.Counter
 	badRequests  prometheus.Counter
-	shed         *prometheus.CounterVec
-	originErrors *prometheus.CounterVec
+	refusedVec   *prometheus.CounterVec
+	// badTargets and refusedMethods are refusedVec's reasons.
+	badTargets, refusedMethods prometheus.Counter
+	shed                       *prometheus.CounterVec
+	originErrors               *prometheus.CounterVec
 }
 
 // routeCounts are one route action's outcomes.
@@ -68,6 +71,9 @@ func newMetrics(reg prometheus.Registerer, engine *admission.Engine) (*metrics, 
 			Help: "Waiting-room API requests refused by the per-address rate limits."}),
 		badRequests: prometheus.NewCounter(prometheus.CounterOpts{Name: "waitroom_bad_requests_total",
 			Help: "Requests refused as malformed (framing, smuggling shapes)."}),
+		refusedVec: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_refused_requests_total",
+			Help: "Requests refused before routing, by reason (target: a malformed or ambiguous request-target or Host; method: CONNECT, or TRACE where no route allows it)."},
+			[]string{"reason"}),
 		shed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_shed_total",
 			Help: "Requests refused with 503 because the origin's in-flight limit was reached."}, []string{"origin"}),
 		originErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_origin_failures_total",
@@ -75,11 +81,12 @@ func newMetrics(reg prometheus.Registerer, engine *admission.Engine) (*metrics, 
 	}
 	m.bypassCIDR, m.bypassHeader = m.bypassVec.WithLabelValues("cidr"), m.bypassVec.WithLabelValues("header")
 	m.passHits, m.passMisses = m.passCache.WithLabelValues("hit"), m.passCache.WithLabelValues("miss")
+	m.badTargets, m.refusedMethods = m.refusedVec.WithLabelValues("target"), m.refusedVec.WithLabelValues("method")
 	if reg == nil {
 		return m, nil
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.joinsVec, m.passesIssued, m.badPasses, m.noTicket,
-		m.shed, m.originErrors, m.rateLimited, m.badRequests, m.bypassVec, m.passCache, &queueCollector{engine: engine}} {
+		m.shed, m.originErrors, m.rateLimited, m.badRequests, m.refusedVec, m.bypassVec, m.passCache, &queueCollector{engine: engine}} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

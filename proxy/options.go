@@ -11,6 +11,7 @@ import (
 	"github.com/waitroom/waitroom/proxy/httpguard"
 	"github.com/waitroom/waitroom/proxy/meter"
 	"github.com/waitroom/waitroom/proxy/ratelimit"
+	"github.com/waitroom/waitroom/proxy/target"
 	"github.com/waitroom/waitroom/proxy/upstream"
 	"github.com/waitroom/waitroom/static"
 )
@@ -30,9 +31,20 @@ type Options struct {
 	// Origins, in order; routes name them, the first is the default.
 	// Empty in the auth_request deployment, where nginx serves the site.
 	Origins []*upstream.Origin
-	// Routes, first match wins. A path no route matches passes to the
-	// first origin.
+	// Routes, first match wins, on the normalised path (package
+	// proxy/target): what is routed is exactly what the origin receives.
 	Routes []Route
+	// Unmatched is what happens to a path no route matches: a Route
+	// without prefix or glob. Its zero value passes to the first origin.
+	Unmatched Route
+	// PathParameters says what happens to a path parameter (";x" in
+	// /events;x/seats, which Tomcat, Jetty and Spring strip before they
+	// route): refused with 400 (the zero value) or stripped from the path
+	// that is routed and forwarded.
+	PathParameters target.Semicolons
+	// DefaultHost stands in for the Host header of an HTTP/1.0 request
+	// without one; empty refuses such requests with 400.
+	DefaultHost string
 	// Events are the proxy-side settings of the engine's events.
 	Events []Event
 	// Trusted are the proxies whose X-Forwarded-* headers are believed.

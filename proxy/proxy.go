@@ -19,6 +19,7 @@ import (
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/proxy/httpguard"
 	"github.com/waitroom/waitroom/proxy/meter"
+	"github.com/waitroom/waitroom/proxy/target"
 	"github.com/waitroom/waitroom/proxy/upstream"
 	"github.com/waitroom/waitroom/static"
 )
@@ -36,11 +37,20 @@ type Proxy struct {
 	trusted *httpguard.Trusted
 
 	prefix []byte
-	routes []*route
-	// fallback is where a path no route matches goes: the first origin.
+	// prefixKey is prefix as target.Key folds it.
+	prefixKey []byte
+	routes    []*route
+	// fallback is where a path no route matches goes (Options.Unmatched).
 	fallback *route
-	events   map[string]*event
-	origins  map[string]*upstream.Origin
+	// targetOpts parse every request-target; caseSensitive says whether
+	// a route needs the unfolded key.
+	targetOpts    target.Options
+	caseSensitive bool
+	// defaultHost stands in for a missing Host header (HTTP/1.0); nil
+	// refuses such requests.
+	defaultHost []byte
+	events      map[string]*event
+	origins     map[string]*upstream.Origin
 
 	passes  *tokenCache[passEntry]
 	tickets *tokenCache[cachedTicket]
@@ -212,6 +222,8 @@ func New(opts Options) (*Proxy, error) {
 		}
 		p.origins[o.Name()] = o
 	}
+	p.prefixKey = target.Key(nil, p.prefix, true)
+	p.targetOpts.Semicolons = opts.PathParameters
 	for i, r := range opts.Routes {
 		cr, err := p.compile(r)
 		if err != nil {
@@ -219,10 +231,17 @@ func New(opts Options) (*Proxy, error) {
 			continue
 		}
 		p.routes = append(p.routes, cr)
+		p.caseSensitive = p.caseSensitive || r.CaseSensitive
+		p.targetOpts.EncodedSlashes = p.targetOpts.EncodedSlashes || r.EncodedSlashes
 	}
-	p.fallback = &route{Route: Route{Action: ActionPass}, counts: m.route(ActionPass)}
-	if len(opts.Origins) > 0 {
-		p.fallback.origin = opts.Origins[0]
+	if p.fallback, err = p.compileUnmatched(opts.Unmatched); err != nil {
+		errs = append(errs, fmt.Errorf("proxy: unmatched: %w", err))
+	}
+	if opts.DefaultHost != "" {
+		if !target.ValidHost([]byte(opts.DefaultHost)) {
+			errs = append(errs, fmt.Errorf("proxy: default host %q is not a host[:port]", opts.DefaultHost))
+		}
+		p.defaultHost = []byte(opts.DefaultHost)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -246,10 +265,23 @@ func (p *Proxy) compile(r Route) (*route, error) {
 	if err != nil {
 		return nil, err
 	}
-	cr := &route{Route: r, m: m, counts: p.m.route(r.Action)}
-	if bytes.HasPrefix(append(m.prefix, '/'), append(p.prefix, '/')) {
+	if m.prefix != nil && bytes.HasPrefix(target.Key(nil, append(m.prefix, '/'), true), append(p.prefixKey, '/')) {
 		return nil, fmt.Errorf("prefix %q is inside the reserved prefix %q", r.Prefix, p.prefix)
 	}
+	return p.bind(r, m)
+}
+
+// compileUnmatched compiles the route of paths no route matches.
+func (p *Proxy) compileUnmatched(r Route) (*route, error) {
+	if r.Prefix != "" || r.Glob != "" {
+		return nil, errors.New("the route for unmatched paths has no prefix or glob")
+	}
+	return p.bind(r, matcher{})
+}
+
+// bind checks a route's action, event and origin and builds it.
+func (p *Proxy) bind(r Route, m matcher) (*route, error) {
+	cr := &route{Route: r, m: m, counts: p.m.route(r.Action)}
 	switch r.Action {
 	case ActionPass:
 		if r.Event != "" {
@@ -326,33 +358,48 @@ func finishBody(ctx *fasthttp.RequestCtx) {
 }
 
 func (p *Proxy) handle(ctx *fasthttp.RequestCtx) {
-	if err := httpguard.Check(&ctx.Request.Header); err != nil {
+	h := &ctx.Request.Header
+	if err := httpguard.Check(h); err != nil {
 		p.m.badRequests.Inc()
 		ctx.SetConnectionClose()
 		writeError(ctx, fasthttp.StatusBadRequest, errBadRequest)
 		return
 	}
-	path := ctx.Path()
-	if rest, ok := p.own(path); ok {
-		p.serveOwn(ctx, rest)
+	if h.IsConnect() {
+		// Authority-form has no path to route, and waitroom tunnels nothing.
+		p.m.refusedMethods.Inc()
+		ctx.SetConnectionClose()
+		writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
 		return
 	}
-	r := p.route(path)
+	rq := requestPool.Get().(*request)
+	defer requestPool.Put(rq)
+	if !p.parseTarget(ctx, rq) {
+		return
+	}
+	if rest, ok := p.own(rq); ok {
+		p.serveOwn(ctx, rest, rq)
+		return
+	}
+	r := p.route(rq)
+	if !p.allowed(ctx, r, rq) {
+		return
+	}
 	ip := p.trusted.ClientIP(ctx)
 	if p.bypassed(ctx, ip) {
 		r.counts.bypassed.Inc()
-		p.forward(ctx, r, ip, nil)
+		p.forward(ctx, r, ip, nil, rq)
 		return
 	}
 	if r.Action == ActionPass {
 		r.counts.forwarded.Inc()
-		p.forward(ctx, r, ip, nil)
+		p.forward(ctx, r, ip, nil, rq)
 		return
 	}
 	ev := r.ev
 	if e := p.validPass(ctx, ev, ip); e != nil {
 		r.counts.forwarded.Inc()
-		p.forward(ctx, r, ip, e)
+		p.forward(ctx, r, ip, e, rq)
 		return
 	}
 	if r.Action == ActionBlock {
@@ -361,26 +408,113 @@ func (p *Proxy) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	r.counts.room.Inc()
-	p.room(ctx, ev, ip)
+	p.room(ctx, ev, ip, rq)
 }
 
-// own reports whether path is under the reserved prefix and returns the
-// rest ("/api/status").
-func (p *Proxy) own(path []byte) ([]byte, bool) {
-	if !bytes.HasPrefix(path, p.prefix) {
-		return nil, false
-	}
-	rest := path[len(p.prefix):]
-	if len(rest) > 0 && rest[0] != '/' {
-		return nil, false
-	}
-	return rest, true
+// request is what handle parsed of one request: the normalised target,
+// which is both routed and forwarded, and the keys routes match on.
+// Requests are pooled.
+type request struct {
+	t target.Target
+	// fold and exact are target.Key of the path with and without case
+	// folding (exact only when a route is case-sensitive).
+	fold, exact []byte
 }
 
-// route finds the first route matching path.
-func (p *Proxy) route(path []byte) *route {
+var requestPool = sync.Pool{New: func() any {
+	return &request{fold: make([]byte, 0, 256), exact: make([]byte, 0, 256)}
+}}
+
+// parseTarget parses the request-target into rq, or answers the request
+// itself (400 for anything ambiguous, OPTIONS *) and returns false.
+func (p *Proxy) parseTarget(ctx *fasthttp.RequestCtx, rq *request) bool {
+	h := &ctx.Request.Header
+	host := h.Host()
+	switch {
+	case len(host) == 0 && p.defaultHost != nil:
+		// HTTP/1.0 without Host (HTTP/1.1 without one never gets here).
+		h.SetHostBytes(p.defaultHost)
+		host = p.defaultHost
+	case len(host) == 0, !target.ValidHost(host):
+		p.badTarget(ctx)
+		return false
+	}
+	if err := rq.t.Parse(h.RequestURI(), p.targetOpts); err != nil {
+		p.badTarget(ctx)
+		return false
+	}
+	switch rq.t.Form {
+	case target.FormAsterisk:
+		if !h.IsOptions() {
+			p.badTarget(ctx)
+			return false
+		}
+		ctx.Response.Header.Set(fasthttp.HeaderAllow, allowedMethods)
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
+		return false
+	case target.FormAbsolute:
+		if !target.SameAuthority(rq.t.Authority, host, rq.t.Scheme) {
+			p.badTarget(ctx)
+			return false
+		}
+	}
+	rq.fold = target.Key(rq.fold[:0], rq.t.Path, true)
+	if p.caseSensitive {
+		rq.exact = target.Key(rq.exact[:0], rq.t.Path, false)
+	}
+	return true
+}
+
+// allowedMethods is what OPTIONS * answers.
+const allowedMethods = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
+
+// badTarget refuses a request whose target is ambiguous or malformed.
+func (p *Proxy) badTarget(ctx *fasthttp.RequestCtx) {
+	p.m.badTargets.Inc()
+	ctx.SetConnectionClose()
+	writeError(ctx, fasthttp.StatusBadRequest, errBadTarget)
+}
+
+// allowed applies the route's own refusals: TRACE and encoded slashes,
+// unless the route lets them through.
+func (p *Proxy) allowed(ctx *fasthttp.RequestCtx, r *route, rq *request) bool {
+	switch {
+	case rq.t.EncodedSlash && !r.EncodedSlashes:
+		p.badTarget(ctx)
+		return false
+	case ctx.Request.Header.IsTrace() && !r.AllowTrace:
+		p.m.refusedMethods.Inc()
+		writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
+		return false
+	}
+	return true
+}
+
+// own reports whether the request is for one of waitroom's own endpoints
+// (its path is under the reserved prefix, ignoring case and trailing dots,
+// so that no spelling of it reaches an origin) and returns the rest of the
+// path ("/api/status"); the rest is empty, which no endpoint answers to,
+// when the prefix is not spelled exactly.
+func (p *Proxy) own(rq *request) ([]byte, bool) {
+	if !underPrefix(rq.fold, p.prefixKey) {
+		return nil, false
+	}
+	if !underPrefix(rq.t.Path, p.prefix) {
+		return nil, true
+	}
+	return rq.t.Path[len(p.prefix):], true
+}
+
+// underPrefix reports whether path is prefix or below it.
+func underPrefix(path, prefix []byte) bool {
+	return bytes.HasPrefix(path, prefix) && (len(path) == len(prefix) || path[len(prefix)] == '/')
+}
+
+// route finds the first route matching the request's path, or the route
+// for unmatched paths.
+func (p *Proxy) route(rq *request) *route {
 	for _, r := range p.routes {
-		if r.m.match(path) {
+		if r.m.match(rq.fold, rq.exact) {
 			return r
 		}
 	}
@@ -447,7 +581,7 @@ func passFiller(pass admission.Pass) func(e *passEntry) {
 
 // forward sends the request to the route's origin; with a pass, as that
 // visitor, measured for the admission controller.
-func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass *cached[passEntry]) {
+func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass *cached[passEntry], rq *request) {
 	o := r.origin
 	if o == nil {
 		// auth_request deployments have no origin: nginx serves the site.
@@ -455,6 +589,7 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass 
 		return
 	}
 	fw := upstream.Forward{
+		Target:        rq.t.URI(),
 		ClientIP:      ip,
 		Proto:         p.trusted.Proto(ctx),
 		Host:          p.trusted.Host(ctx),
@@ -518,9 +653,9 @@ func (p *Proxy) blocked(ctx *fasthttp.RequestCtx, ev *event) {
 
 // room answers a gated request without a pass: the waiting-room page, or
 // for a JSON client the status (as GET {prefix}/api/status would).
-func (p *Proxy) room(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr) {
+func (p *Proxy) room(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, rq *request) {
 	if wantsJSON(ctx) {
-		p.status(ctx, ev, ip, ctx.RequestURI())
+		p.status(ctx, ev, ip, rq.t.URI())
 		return
 	}
 	al := ctx.Request.Header.Peek("Accept-Language")

@@ -41,6 +41,8 @@ func errorBody(code, message string) []byte {
 // The errors of the waiting-room endpoints.
 var (
 	errBadRequest    = newAPIError("bad_request", "the request is malformed")
+	errBadTarget     = newAPIError("bad_request", "the request path is malformed or ambiguous")
+	errBadOriginal   = newAPIError("bad_original_uri", "the original request's URI is missing, malformed or ambiguous")
 	errNotFound      = newAPIError("not_found", "there is nothing at this path")
 	errMethod        = newAPIError("method_not_allowed", "this method is not allowed here")
 	errUnknownEvent  = newAPIError("unknown_event", "there is no such event")

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/waitroom/waitroom/proxy/target"
 )
 
 // Action is what a route does with a request that has no valid pass.
@@ -49,40 +51,87 @@ type Route struct {
 	Origin string
 	// Action is what happens to a request without a valid pass.
 	Action Action
+	// CaseSensitive matches the path as it is; by default the match
+	// ignores ASCII case, since many origins (IIS, case-insensitive file
+	// systems, routers that fold case) serve /EVENTS/x as /events/x.
+	CaseSensitive bool
+	// EncodedSlashes lets paths with "%2F" or "%5C" through this route
+	// (they are refused with 400 everywhere else).
+	EncodedSlashes bool
+	// AllowTrace lets TRACE requests through this route (405 otherwise).
+	AllowTrace bool
 }
 
-// matcher is a compiled route.
+// matcher is a compiled route. It matches target.Key forms of a
+// normalised path: a route's prefix or glob goes through target.Key too,
+// so both sides are compared alike.
 type matcher struct {
 	prefix []byte
-	glob   []string // pattern segments, without the leading "/"
+	// dir is prefix without its trailing "/" (nil when prefix has none):
+	// a directory prefix also covers the directory itself, /events for
+	// /events/, which origins serve as (or redirect to) the same page.
+	dir  []byte
+	glob []string // pattern segments, without the leading "/"
+	fold bool
 }
 
 func compileRoute(r Route) (matcher, error) {
+	m := matcher{fold: !r.CaseSensitive}
 	switch {
 	case (r.Prefix == "") == (r.Glob == ""):
 		return matcher{}, fmt.Errorf("proxy: a route needs exactly one of prefix and glob")
 	case r.Prefix != "":
-		if !strings.HasPrefix(r.Prefix, "/") {
-			return matcher{}, fmt.Errorf("proxy: route prefix %q does not start with /", r.Prefix)
+		if err := normalised(r.Prefix); err != nil {
+			return matcher{}, fmt.Errorf("proxy: route prefix %q: %w", r.Prefix, err)
 		}
-		return matcher{prefix: []byte(r.Prefix)}, nil
+		m.prefix = target.Key(nil, []byte(r.Prefix), m.fold)
+		if n := len(m.prefix); n > 1 && m.prefix[n-1] == '/' {
+			m.dir = m.prefix[:n-1]
+		}
 	default:
-		if !strings.HasPrefix(r.Glob, "/") {
-			return matcher{}, fmt.Errorf("proxy: route glob %q does not start with /", r.Glob)
+		if err := normalised(r.Glob); err != nil {
+			return matcher{}, fmt.Errorf("proxy: route glob %q: %w", r.Glob, err)
 		}
-		return matcher{glob: strings.Split(r.Glob[1:], "/")}, nil
+		m.glob = strings.Split(string(target.Key(nil, []byte(r.Glob), m.fold))[1:], "/")
 	}
+	return m, nil
 }
 
-// match reports whether the (decoded, normalised) path matches.
-func (m *matcher) match(path []byte) bool {
-	if m.prefix != nil {
-		return bytes.HasPrefix(path, m.prefix)
+// normalised checks that a route's pattern is a path in the form
+// target.Parse gives: one that differs could never match.
+func normalised(pattern string) error {
+	if !strings.HasPrefix(pattern, "/") {
+		return fmt.Errorf("does not start with /")
 	}
-	if len(path) == 0 || path[0] != '/' {
+	var t target.Target
+	if err := t.Parse([]byte(pattern), target.Options{EncodedSlashes: true}); err != nil {
+		return err
+	}
+	if string(t.URI()) != pattern {
+		return fmt.Errorf("is not normalised: requests for it arrive as %q", t.URI())
+	}
+	return nil
+}
+
+// match reports whether a path's key matches; fold and exact are its
+// target.Key forms with and without case folding.
+func (m *matcher) match(fold, exact []byte) bool {
+	key := exact
+	if m.fold {
+		key = fold
+	}
+	if m.prefix != nil {
+		return bytes.HasPrefix(key, m.prefix) || (m.dir != nil && bytes.Equal(key, m.dir))
+	}
+	if len(key) == 0 || key[0] != '/' {
 		return false
 	}
-	return globMatch(m.glob, path[1:])
+	if globMatch(m.glob, key[1:]) {
+		return true
+	}
+	// A trailing "/" is the same page to most origins.
+	n := len(key)
+	return n > 1 && key[n-1] == '/' && globMatch(m.glob, key[1:n-1])
 }
 
 // globMatch matches path segments against pattern segments, where "**"

@@ -46,8 +46,20 @@
 //     (Forward.ClientIP) either way.
 //   - X-Forwarded-Proto and X-Forwarded-Host are set by waitroom (from
 //     Forward.Proto and Forward.Host, which believe a trusted proxy only).
-//     Other X-Forwarded-* headers are kept from a trusted proxy only;
-//     Forwarded (RFC 7239) and a client's X-Real-Ip are removed.
+//     Other X-Forwarded-* headers and the client-address headers origins
+//     trust (CF-Connecting-IP, True-Client-IP, X-Client-IP,
+//     X-Cluster-Client-IP) are kept from a trusted proxy only; Forwarded
+//     (RFC 7239) and a client's X-Real-Ip are removed.
+//   - Headers that rewrite the path at origins that trust them
+//     (X-Original-URL, X-Rewrite-URL, X-Original-URI, X-Original-Method)
+//     are removed: the origin serves the path waitroom routed, nothing
+//     else.
+//   - Any spelling with "_" for "-" of a header waitroom manages
+//     (X_Waitroom_Visitor, X_Forwarded_For, Content_Length) is removed:
+//     CGI, PHP, Rails and Django read it as the dashed name.
+//   - The request-target is Forward.Target, the caller's normalised
+//     origin-form target (package proxy/target): the request's own is
+//     never read.
 //   - Cookies named in Forward.StripCookies (waitroom's ticket and pass)
 //     are removed from Cookie; the header goes when none is left. Headers
 //     named in Forward.StripHeaders (the bypass secret) are removed.

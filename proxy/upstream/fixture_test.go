@@ -49,6 +49,7 @@ func newForwardFixture(tb testing.TB, o *Origin) *forwardFixture {
 	ctx := &fasthttp.RequestCtx{}
 	ctx.Init(&req, &net.TCPAddr{IP: net.IPv4(198, 51, 100, 7), Port: 40000}, nil)
 	return &forwardFixture{tb: tb, o: o, ctx: ctx, fw: Forward{
+		Target:       append([]byte(nil), req.Header.RequestURI()...),
 		ClientIP:     netip.MustParseAddr("198.51.100.7"),
 		Proto:        "https",
 		Host:         []byte("shop.example"),

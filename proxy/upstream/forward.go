@@ -74,6 +74,11 @@ func Classify(err error) (status int, code string) {
 // Forward is what the proxy core knows about a request beyond the request
 // itself. Forward keeps no reference to it after returning.
 type Forward struct {
+	// Target is the request-target the origin receives, in origin-form:
+	// the caller's normalised path and query (proxy/target), the very
+	// path it routed on. Forward never reads the request's own
+	// request-target. Empty refuses the request (ErrClient).
+	Target []byte
 	// ClientIP is the client's address (httpguard.Trusted.ClientIP).
 	ClientIP netip.Addr
 	// Proto is the scheme the client used, "http" or "https"
@@ -136,7 +141,7 @@ func (o *Origin) Forward(ctx *fasthttp.RequestCtx, f *Forward) Outcome {
 	start := time.Now()
 	var out Outcome
 	x := exchangePool.Get().(*exchange)
-	if err := x.prepare(ctx, o.cfg.MaxRequestBodySize); err != nil {
+	if err := x.prepare(ctx, f, o.cfg.MaxRequestBodySize); err != nil {
 		out.Err = err
 	} else if o.healthy.Load() == 0 {
 		out.Err = ErrUnavailable
@@ -378,7 +383,7 @@ func (o *Origin) writeHead(bw *bufio.Writer, ctx *fasthttp.RequestCtx, f *Forwar
 	h := &ctx.Request.Header
 	bw.Write(h.Method())
 	bw.WriteByte(' ')
-	writeTarget(bw, h.RequestURI())
+	bw.Write(f.Target)
 	bw.WriteString(" HTTP/1.1\r\n")
 
 	switch {
@@ -641,7 +646,7 @@ func (x *exchange) reset() {
 
 // prepare reads what Forward needs from the request before any byte goes
 // to the origin, and refuses a request that cannot be forwarded.
-func (x *exchange) prepare(ctx *fasthttp.RequestCtx, maxBody int64) error {
+func (x *exchange) prepare(ctx *fasthttp.RequestCtx, f *Forward, maxBody int64) error {
 	h := &ctx.Request.Header
 	x.raw = h.RawHeaders()
 	if len(x.raw) == 0 {
@@ -652,7 +657,7 @@ func (x *exchange) prepare(ctx *fasthttp.RequestCtx, maxBody int64) error {
 			x.raw = full[i+1:]
 		}
 	}
-	if !validTarget(h.RequestURI()) {
+	if !validTarget(f.Target) {
 		return fmt.Errorf("%w: request target", ErrClient)
 	}
 	it := rawHeader{b: x.raw}
@@ -705,15 +710,17 @@ func (x *exchange) prepare(ctx *fasthttp.RequestCtx, maxBody int64) error {
 	return nil
 }
 
-// validTarget reports whether writeTarget can send uri.
+// validTarget reports whether uri is an origin-form target that can be
+// written on a request line as it is: a last line of defence, since the
+// caller's normaliser refuses far more.
 func validTarget(uri []byte) bool {
-	if len(uri) == 0 {
+	if len(uri) == 0 || uri[0] != '/' {
 		return false
 	}
 	for _, c := range uri {
-		if c <= ' ' || c == 0x7f {
+		if c <= ' ' || c >= 0x7f || c == '#' {
 			return false
 		}
 	}
-	return uri[0] == '/' || (len(uri) == 1 && uri[0] == '*') || indexString(uri, "://") > 0
+	return true
 }

@@ -169,8 +169,9 @@ func TestRequestHeaderRules(t *testing.T) {
 	}
 }
 
-// TestTargets checks the request target sent for each form a client may
-// use.
+// TestTargets checks that the origin receives Forward.Target, which the
+// test front (like the proxy) fills from proxy/target, whatever form the
+// client used.
 func TestTargets(t *testing.T) {
 	rec := &recorder{}
 	o := testOrigin(t, Config{}, origin(t, rec.handle))
@@ -179,7 +180,7 @@ func TestTargets(t *testing.T) {
 		target, want string
 	}{
 		{"/a/b?c=d&e=%2F", "GET /a/b?c=d&e=%2F"},
-		{"/a//b/../c", "GET /a//b/../c"},
+		{"/a//b/../c", "GET /a/c"},
 		{"http://site.example/x?y", "GET /x?y"},
 		{"http://site.example", "GET /"},
 		{"http://site.example?q", "GET /?q"},
@@ -194,6 +195,23 @@ func TestTargets(t *testing.T) {
 				t.Fatalf("request line %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestForwardRefusesTarget: Forward sends nothing for a target that is not
+// origin-form, and never falls back to the request's own.
+func TestForwardRefusesTarget(t *testing.T) {
+	rec := &recorder{}
+	o := testOrigin(t, Config{}, origin(t, rec.handle))
+	for _, target := range []string{"", "*", "http://x/a", "/a#b", "/a b", "/a\x00"} {
+		f := newForwardFixture(t, o)
+		f.fw.Target = []byte(target)
+		if out := o.Forward(f.ctx, &f.fw); !errors.Is(out.Err, ErrClient) {
+			t.Fatalf("target %q: outcome %+v, want ErrClient", target, out)
+		}
+	}
+	if n := rec.count.Load(); n != 0 {
+		t.Fatalf("the origin saw %d requests", n)
 	}
 }
 

@@ -89,12 +89,12 @@ func FuzzRequestHead(f *testing.F) {
 		ctx := &fasthttp.RequestCtx{}
 		ctx.Init(&req, &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 1}, nil)
 		x := &exchange{buf: make([]byte, 1024)}
-		if x.prepare(ctx, 0) != nil {
+		o := &Origin{cfg: Config{}}
+		fw := &Forward{Target: []byte("/p"), ClientIP: netip.MustParseAddr("192.0.2.1"), Proto: "http", Visitor: []byte("v"),
+			StripCookies: [][]byte{[]byte("wr_pass")}}
+		if x.prepare(ctx, fw, 0) != nil {
 			return
 		}
-		o := &Origin{cfg: Config{}}
-		fw := &Forward{ClientIP: netip.MustParseAddr("192.0.2.1"), Proto: "http", Visitor: []byte("v"),
-			StripCookies: [][]byte{[]byte("wr_pass")}}
 		var out bytes.Buffer
 		bw := bufio.NewWriter(&out)
 		o.writeHead(bw, ctx, fw, x, &member{addr: "origin:80"})

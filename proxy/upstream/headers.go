@@ -18,11 +18,49 @@ const (
 	ruleUpgrade         // kept for a WebSocket upgrade only
 	ruleCookie          // kept without the stripped cookies
 	ruleXFF             // replaced (or appended to, from a trusted peer)
-	ruleForwarded       // other X-Forwarded-*: kept from a trusted peer only
+	ruleForwarded       // other X-Forwarded-*, client-address headers: kept from a trusted peer only
 )
 
-// requestRule classifies a request header name.
+// requestRule classifies a request header name. Many servers and
+// frameworks read "_" in a header name as "-" (CGI, PHP, Rails, Django's
+// META), so an underscore spelling of a header waitroom manages
+// (X_Waitroom_Visitor, X_Forwarded_For, Content_Length) is dropped
+// outright: it can only be a client trying to pass for waitroom or a
+// trusted proxy.
 func requestRule(name []byte) rule {
+	var buf [maxManagedName]byte
+	if len(name) > len(buf) {
+		// No managed name is this long; only the prefixes can match.
+		if hasPrefixFold(name, "x-waitroom-") || hasPrefixFold(name, "x_waitroom_") {
+			return ruleDrop
+		}
+		if hasPrefixFold(name, "x-forwarded-") {
+			return ruleForwarded
+		}
+		if hasPrefixFold(name, "x_forwarded_") {
+			return ruleDrop
+		}
+		return ruleKeep
+	}
+	canon, underscore := buf[:len(name)], false
+	for i, c := range name {
+		if c == '_' {
+			c, underscore = '-', true
+		}
+		canon[i] = lower(c)
+	}
+	r := canonicalRule(canon)
+	if underscore && r != ruleKeep {
+		return ruleDrop
+	}
+	return r
+}
+
+// maxManagedName is longer than every header name requestRule manages.
+const maxManagedName = 64
+
+// canonicalRule classifies a lower-case header name with "-" separators.
+func canonicalRule(name []byte) rule {
 	if len(name) > len("x-waitroom-") && hasPrefixFold(name, "x-waitroom-") {
 		return ruleDrop
 	}
@@ -53,6 +91,14 @@ func requestRule(name []byte) rule {
 		if equalFold(name, "forwarded") || equalFold(name, "x-real-ip") {
 			return ruleDrop
 		}
+	case 11:
+		if equalFold(name, "x-client-ip") {
+			return ruleForwarded
+		}
+	case 13:
+		if equalFold(name, "x-rewrite-url") {
+			return ruleDrop
+		}
 	case 10:
 		switch {
 		case equalFold(name, "connection"):
@@ -61,19 +107,25 @@ func requestRule(name []byte) rule {
 			return ruleDrop
 		}
 	case 14:
-		if equalFold(name, "content-length") {
+		switch {
+		case equalFold(name, "content-length"), equalFold(name, "x-original-url"), equalFold(name, "x-original-uri"):
 			return ruleDrop
+		case equalFold(name, "true-client-ip"):
+			return ruleForwarded
 		}
 	case 15:
 		if equalFold(name, "x-forwarded-for") {
 			return ruleXFF
 		}
 	case 16:
-		if equalFold(name, "proxy-connection") || equalFold(name, "x-forwarded-host") {
+		switch {
+		case equalFold(name, "proxy-connection"), equalFold(name, "x-forwarded-host"):
 			return ruleDrop
+		case equalFold(name, "cf-connecting-ip"):
+			return ruleForwarded
 		}
 	case 17:
-		if equalFold(name, "transfer-encoding") || equalFold(name, "x-forwarded-proto") {
+		if equalFold(name, "transfer-encoding") || equalFold(name, "x-forwarded-proto") || equalFold(name, "x-original-method") {
 			return ruleDrop
 		}
 	case 18:
@@ -81,8 +133,11 @@ func requestRule(name []byte) rule {
 			return ruleDrop
 		}
 	case 19:
-		if equalFold(name, "proxy-authorization") {
+		switch {
+		case equalFold(name, "proxy-authorization"):
 			return ruleDrop
+		case equalFold(name, "x-cluster-client-ip"):
+			return ruleForwarded
 		}
 	}
 	if len(name) > len("x-forwarded-") && hasPrefixFold(name, "x-forwarded-") {
@@ -152,10 +207,28 @@ func listHas[T string | []byte](list []byte, token T) bool {
 	return false
 }
 
-// isStripped reports whether name is one of names (ignoring case).
+// isStripped reports whether name is one of names, ignoring case and
+// reading "_" as "-" (as many origins do).
 func isStripped(name []byte, names [][]byte) bool {
 	for _, n := range names {
-		if equalFold(name, n) {
+		if len(n) != len(name) {
+			continue
+		}
+		same := true
+		for i, c := range name {
+			d := n[i]
+			if c == '_' {
+				c = '-'
+			}
+			if d == '_' {
+				d = '-'
+			}
+			if lower(c) != lower(d) {
+				same = false
+				break
+			}
+		}
+		if same {
 			return true
 		}
 	}
@@ -199,38 +272,6 @@ func writeCookies(bw *bufio.Writer, name, value []byte, strip [][]byte) {
 	}
 }
 
-// writeTarget writes the request target for the origin: origin-form
-// ("/path?query") as received, "*" for OPTIONS, and the path and query of
-// an absolute-form target. It refuses control characters and spaces.
-func writeTarget(bw *bufio.Writer, uri []byte) bool {
-	for _, c := range uri {
-		if c <= ' ' || c == 0x7f {
-			return false
-		}
-	}
-	switch {
-	case len(uri) == 0:
-		return false
-	case uri[0] == '/' || (len(uri) == 1 && uri[0] == '*'):
-		bw.Write(uri)
-		return true
-	}
-	i := indexString(uri, "://")
-	if i <= 0 {
-		return false
-	}
-	rest := uri[i+3:]
-	j := 0
-	for j < len(rest) && rest[j] != '/' && rest[j] != '?' {
-		j++
-	}
-	if j == len(rest) || rest[j] == '?' {
-		bw.WriteByte('/')
-	}
-	bw.Write(rest[j:])
-	return true
-}
-
 // writeHeader writes one "name: value" line.
 func writeHeader(bw *bufio.Writer, name string, value []byte) {
 	bw.WriteString(name)
@@ -247,10 +288,6 @@ func writeContentLength(bw *bufio.Writer, n int, scratch []byte) {
 
 func indexByte(b []byte, c byte) int {
 	return bytes.IndexByte(b, c)
-}
-
-func indexString(b []byte, s string) int {
-	return bytes.Index(b, []byte(s))
 }
 
 func trimOWS(v []byte) []byte {

@@ -17,6 +17,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/waitroom/waitroom/proxy/httpguard"
+	"github.com/waitroom/waitroom/proxy/target"
 )
 
 // serve runs a fasthttp server on a new loopback listener until the test
@@ -41,7 +42,10 @@ func serveOn(t testing.TB, srv *fasthttp.Server, ln net.Listener) {
 		_ = srv.Serve(ln)
 	}()
 	t.Cleanup(func() {
+		// Shutdown closes only the listeners Serve has registered; one
+		// called before Serve got that far would leave Serve running.
 		_ = srv.Shutdown()
+		_ = ln.Close()
 		<-done
 	})
 }
@@ -124,7 +128,14 @@ func (f *front) handle(ctx *fasthttp.RequestCtx) {
 		ctx.SetStatusCode(fasthttp.StatusBadRequest)
 		return
 	}
+	var tg target.Target
+	if err := tg.Parse(ctx.Request.Header.RequestURI(), target.Options{}); err != nil {
+		ctx.SetConnectionClose()
+		ctx.SetStatusCode(fasthttp.StatusBadRequest)
+		return
+	}
 	fw := Forward{
+		Target:        tg.URI(),
 		ClientIP:      f.trusted.ClientIP(ctx),
 		Proto:         f.trusted.Proto(ctx),
 		Host:          f.trusted.Host(ctx),
