@@ -6,17 +6,21 @@
 //
 //  1. httpguard checks the request's framing (request smuggling shapes are
 //     refused with 400; oversized headers with 431).
-//  2. Paths under the reserved prefix (default /_wr) are waitroom's own:
+//  2. The request-target is parsed and normalised once (proxy/target):
+//     ambiguous shapes are refused with 400, CONNECT (and TRACE unless a
+//     route allows it) with 405. The normalised path is what routes match
+//     and exactly what the origin receives.
+//  3. Paths under the reserved prefix (default /_wr) are waitroom's own:
 //     the waiting-room API (status, join, draw audits), the auth_request
 //     endpoint, the JWKS and the page's assets.
-//  3. Otherwise the first matching route decides: pass routes go to their
+//  4. Otherwise the first matching route decides: pass routes go to their
 //     origin; queue and block routes need a valid pass for their event.
 //     Bypass rules (CIDRs, a secret header) skip the check and are counted.
-//  4. A pass is valid when its signature, expiry, event and device binding
+//  5. A pass is valid when its signature, expiry, event and device binding
 //     check out and it is not revoked. Verified passes are cached (an LRU
 //     keyed by a seeded hash of the token, compared in full), so the hot
 //     path does one lookup and no cryptography, and allocates nothing.
-//  5. A request with a valid pass is forwarded with X-Waitroom-Visitor and
+//  6. A request with a valid pass is forwarded with X-Waitroom-Visitor and
 //     X-Waitroom-Event set (clients cannot set them) and measured for the
 //     admission controller (rate, latency, errors, in-flight, active
 //     visitors, completions signalled by the origin's X-Waitroom-Complete

@@ -3,7 +3,9 @@ package proxy
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/waitroom/waitroom/proxy/target"
 )
@@ -193,4 +195,96 @@ func segmentMatch(pat string, s []byte) bool {
 		pi++
 	}
 	return pi == len(pat)
+}
+
+// TableConfig is what WriteRouteTable describes.
+type TableConfig struct {
+	// Prefix is the reserved prefix (DefaultPrefix when empty).
+	Prefix string
+	Routes []Route
+	// Unmatched is the route of paths no route matches.
+	Unmatched Route
+	// DefaultOrigin names the first origin ("" in auth_request mode).
+	DefaultOrigin  string
+	PathParameters target.Semicolons
+	DefaultHost    string
+}
+
+// WriteRouteTable writes the routing as the proxy applies it: the
+// reserved prefix, every route in order with its case rule, action, event
+// and origin, what happens to the paths no route matches, and the
+// request-target rules that hold before any route is looked at.
+func WriteRouteTable(w io.Writer, c TableConfig) error {
+	prefix := c.Prefix
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	origin := func(name string) string {
+		switch {
+		case name != "":
+			return name
+		case c.DefaultOrigin != "":
+			return c.DefaultOrigin
+		}
+		return "(none: auth_request)"
+	}
+	event := func(r Route) string {
+		if r.Event == "" {
+			return "-"
+		}
+		return r.Event
+	}
+	extras := func(r Route) string {
+		var x []string
+		if r.EncodedSlashes {
+			x = append(x, "encoded slashes allowed")
+		}
+		if r.AllowTrace {
+			x = append(x, "TRACE allowed")
+		}
+		return strings.Join(x, ", ")
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "route\tmatches\tcase\taction\tevent\torigin")
+	fmt.Fprintf(tw, "-\t%s/ and below\tignored\t(own)\t-\twaitroom\n", prefix)
+	for i, r := range c.Routes {
+		match, kase := "prefix "+r.Prefix, "ignored"
+		if r.Glob != "" {
+			match = "glob " + r.Glob
+		}
+		if n := len(r.Prefix); n > 1 && r.Prefix[n-1] == '/' {
+			match += " (and " + r.Prefix[:n-1] + ")"
+		}
+		if r.CaseSensitive {
+			kase = "exact"
+		}
+		line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%s", i, match, kase, r.Action, event(r), origin(r.Origin))
+		if x := extras(r); x != "" {
+			line += "\t" + x
+		}
+		fmt.Fprintln(tw, line)
+	}
+	u := c.Unmatched
+	fmt.Fprintf(tw, "*\tany other path\t-\t%s\t%s\t%s\n", u.Action, event(u), origin(u.Origin))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	params := "refused (400)"
+	if c.PathParameters == target.SemicolonsStrip {
+		params = "stripped before routing and forwarding"
+	}
+	host := "refused (400)"
+	if c.DefaultHost != "" {
+		host = "taken to be for " + c.DefaultHost
+	}
+	_, err := fmt.Fprintf(w, `
+Routes match the normalised path, which is exactly what the origin receives:
+dot-segments removed, "//" collapsed, unreserved escapes decoded; a segment's
+trailing dots and encoded spaces are ignored when matching.
+Refused with 400: fragments, control and non-ASCII bytes, backslashes, %%00,
+%%2F and %%5C (unless a route allows encoded slashes), absolute-form for another
+host. Path parameters (";"): %s. HTTP/1.0 without Host: %s.
+CONNECT: 405. TRACE: 405 unless a route allows it.
+`, params, host)
+	return err
 }

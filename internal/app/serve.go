@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -28,6 +29,7 @@ import (
 	"github.com/waitroom/waitroom/proxy/httpguard"
 	"github.com/waitroom/waitroom/proxy/meter"
 	"github.com/waitroom/waitroom/proxy/ratelimit"
+	"github.com/waitroom/waitroom/proxy/target"
 	"github.com/waitroom/waitroom/proxy/upstream"
 	"github.com/waitroom/waitroom/static"
 )
@@ -334,23 +336,53 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 			o.Binding.IPPrefix = true
 		}
 	}
-	for _, r := range w.cfg.Routes {
-		pr := proxy.Route{Prefix: r.Prefix, Glob: r.Glob, Event: r.Event, Origin: r.Origin}
-		switch r.EffectiveAction() {
-		case config.ActionQueue:
-			pr.Action = proxy.ActionQueue
-		case config.ActionBlock:
-			pr.Action = proxy.ActionBlock
-		default:
-			pr.Action = proxy.ActionPass
-		}
-		o.Routes = append(o.Routes, pr)
-	}
+	o.Routes, o.Unmatched = Routes(w.cfg)
+	o.PathParameters, o.DefaultHost = pathParameters(s.PathParameters), s.DefaultHost
 	for _, e := range w.cfg.Events {
 		o.Events = append(o.Events, proxy.Event{ID: e.ID, LandingPath: e.LandingPath,
 			PositionDisplay: proxy.PositionDisplay(e.PositionDisplay)})
 	}
 	return o, nil
+}
+
+// Routes maps the configuration's routes and its unmatched setting to the
+// proxy's.
+func Routes(cfg *config.Config) (routes []proxy.Route, unmatched proxy.Route) {
+	action := func(a config.RouteAction) proxy.Action {
+		switch a {
+		case config.ActionQueue:
+			return proxy.ActionQueue
+		case config.ActionBlock:
+			return proxy.ActionBlock
+		}
+		return proxy.ActionPass
+	}
+	for _, r := range cfg.Routes {
+		routes = append(routes, proxy.Route{Prefix: r.Prefix, Glob: r.Glob, Event: r.Event, Origin: r.Origin,
+			Action: action(r.EffectiveAction()), CaseSensitive: r.CaseSensitive,
+			EncodedSlashes: r.EncodedSlashes, AllowTrace: r.AllowTrace})
+	}
+	u := cfg.Unmatched
+	return routes, proxy.Route{Event: u.Event, Origin: u.Origin, Action: action(u.EffectiveAction())}
+}
+
+func pathParameters(p config.PathParameters) target.Semicolons {
+	if p == config.PathParametersStrip {
+		return target.SemicolonsStrip
+	}
+	return target.SemicolonsRefuse
+}
+
+// WriteRouteTable writes the route table the proxy builds from cfg (for
+// waitroom check-config).
+func WriteRouteTable(w io.Writer, cfg *config.Config) error {
+	routes, unmatched := Routes(cfg)
+	tc := proxy.TableConfig{Prefix: cfg.Serve.Prefix, Routes: routes, Unmatched: unmatched,
+		PathParameters: pathParameters(cfg.Serve.PathParameters), DefaultHost: cfg.Serve.DefaultHost}
+	if len(cfg.Origins) > 0 {
+		tc.DefaultOrigin = cfg.Origins[0].Name
+	}
+	return proxy.WriteRouteTable(w, tc)
 }
 
 // pageConfigs maps every event's page settings, with the sources its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/waitroom/waitroom/internal/app"
 	"github.com/waitroom/waitroom/internal/config"
 )
 
@@ -21,7 +22,9 @@ func runCheckConfig(_ context.Context, args []string, s stdio) int {
 Reads a configuration file, replaces its ${NAME} references with
 environment variables, and checks every setting, without starting or
 connecting to anything. Prints "configuration is valid" and exits 0, or
-prints every problem, one per line, and exits 1.
+prints every problem, one per line, and exits 1. For a configuration of
+the proxy it then prints the effective route table: which paths are
+gated, by which event, and what happens to every other path.
 `)
 	path := fs.String("c", "", "the configuration `FILE` to check")
 	if code, done := parseFlags(fs, args, s); done {
@@ -33,12 +36,19 @@ prints every problem, one per line, and exits 1.
 	if *path == "" {
 		return badUsage(fs, s, "missing -c FILE")
 	}
-	if _, err := loadConfig(*path); err != nil {
+	cfg, err := loadConfig(*path)
+	if err != nil {
 		for _, p := range config.Problems(err) {
 			fmt.Fprintln(s.stderr, p)
 		}
 		return exitError
 	}
 	fmt.Fprintln(s.stdout, "configuration is valid")
+	if len(cfg.Origins) > 0 || len(cfg.Routes) > 0 {
+		fmt.Fprintln(s.stdout)
+		if err := app.WriteRouteTable(s.stdout, cfg); err != nil {
+			return exitError
+		}
+	}
 	return exitOK
 }

@@ -25,9 +25,17 @@ type Config struct {
 	// default). Required by waitroom serve.
 	Origins []Origin `yaml:"origins"`
 	// Which paths need which event's pass, and which origin serves them.
-	// The first match wins; a path no route matches is passed to the first
-	// origin without a queue.
+	// Routes match the request's normalised path (dot-segments removed,
+	// "//" collapsed, unreserved escapes decoded), which is exactly the
+	// path the origin receives; ASCII case, a segment's trailing dots and
+	// a directory prefix's trailing "/" are ignored unless a route is
+	// case_sensitive. The first match wins; see unmatched for the rest.
+	// waitroom check-config prints the effective table.
 	Routes []Route `yaml:"routes"`
+	// What happens to a path no route matches: action pass (the default:
+	// forwarded to origin, or the first origin, without a queue), queue
+	// or block (with event: every other path needs that event's pass).
+	Unmatched Unmatched `yaml:"unmatched"`
 	// The on-sales with a waiting room: schedule, queue, admission and the
 	// page visitors see.
 	Events []Event `yaml:"events"`

@@ -92,6 +92,37 @@ type Route struct {
 	// valid pass: 403) or pass (always forwarded, no event). Empty is
 	// queue when event is set, else pass.
 	Action RouteAction `yaml:"action"`
+	// Match the path's ASCII case exactly. Leave it false unless every
+	// origin behind the route is known to be case-sensitive: IIS,
+	// ASP.NET, case-insensitive file systems and many routers serve
+	// /EVENTS/x as /events/x.
+	CaseSensitive bool `yaml:"case_sensitive"`
+	// Let paths with an encoded slash or backslash (%2F, %5C) through this
+	// route, still encoded; they are refused with 400 everywhere else,
+	// since origins disagree on whether %2F separates segments.
+	EncodedSlashes bool `yaml:"encoded_slashes"`
+	// Let TRACE requests through this route; they get 405 everywhere else.
+	// CONNECT is always refused.
+	AllowTrace bool `yaml:"allow_trace"`
+}
+
+// Unmatched is what happens to a path no route matches.
+type Unmatched struct {
+	// pass (forwarded without a queue), queue or block (need event's
+	// pass, as a route with that action would). Empty is pass.
+	Action RouteAction `yaml:"action"`
+	// The event whose pass unmatched paths need with queue or block.
+	Event string `yaml:"event"`
+	// Name of the origin unmatched paths go to; empty is the first origin.
+	Origin string `yaml:"origin"`
+}
+
+// EffectiveAction is the action with the default applied: pass.
+func (u *Unmatched) EffectiveAction() RouteAction {
+	if u.Action == "" {
+		return ActionPass
+	}
+	return u.Action
 }
 
 // RouteAction is a value of routes[].action.

@@ -28,6 +28,13 @@ type Serve struct {
 	// (the right-most address not itself a trusted proxy is the client)
 	// or a single-address header such as CF-Connecting-IP or X-Real-IP.
 	ClientIPHeader string `yaml:"client_ip_header"`
+	// What happens to a path parameter (";x" in /events;x/seats, which
+	// Tomcat, Jetty and Spring strip before they route): refuse (400) or
+	// strip (removed from the path that is routed and forwarded).
+	PathParameters PathParameters `yaml:"path_parameters"`
+	// Host an HTTP/1.0 request without a Host header is taken to be for
+	// (host[:port]); empty refuses such requests with 400.
+	DefaultHost string `yaml:"default_host"`
 	// Largest request header block, in bytes; larger requests get 431. At
 	// least 16384, so that real-world cookies fit; at most 1 MiB.
 	MaxHeaderBytes int `yaml:"max_header_bytes"`
@@ -71,6 +78,15 @@ type Serve struct {
 	// client address and per network.
 	RateLimits RateLimits `yaml:"rate_limits"`
 }
+
+// PathParameters is a value of serve.path_parameters.
+type PathParameters string
+
+// Values of serve.path_parameters.
+const (
+	PathParametersRefuse PathParameters = "refuse"
+	PathParametersStrip  PathParameters = "strip"
+)
 
 // ServeTLS configures the HTTPS listener.
 type ServeTLS struct {
@@ -297,6 +313,7 @@ const (
 	DefaultTLSMinVersion     = TLS12
 	DefaultPrefix            = "/_wr"
 	DefaultClientIPHeader    = "X-Forwarded-For"
+	DefaultPathParameters    = PathParametersRefuse
 	DefaultMaxHeaderBytes    = 32 << 10
 	DefaultServeMaxBodyBytes = 64 << 20
 	DefaultServeReadTimeout  = 60 * time.Second
@@ -353,6 +370,7 @@ func defaultServe() Serve {
 		Prefix:         DefaultPrefix,
 		TrustedProxies: []string{},
 		ClientIPHeader: DefaultClientIPHeader,
+		PathParameters: DefaultPathParameters,
 		MaxHeaderBytes: DefaultMaxHeaderBytes,
 		MaxBodyBytes:   DefaultServeMaxBodyBytes,
 		ReadTimeout:    Duration(DefaultServeReadTimeout),

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/waitroom/waitroom/proxy/target"
 )
 
 func (v *validator) serve(path string, s *Serve) {
@@ -20,6 +22,14 @@ func (v *validator) serve(path string, s *Serve) {
 	v.prefix(path+".prefix", s.Prefix)
 	v.networks(path+".trusted_proxies", s.TrustedProxies)
 	v.headerName(path+".client_ip_header", s.ClientIPHeader)
+	switch s.PathParameters {
+	case PathParametersRefuse, PathParametersStrip:
+	default:
+		v.fail(path+".path_parameters", "must be refuse or strip (got %q)", s.PathParameters)
+	}
+	if s.DefaultHost != "" && !target.ValidHost([]byte(s.DefaultHost)) {
+		v.fail(path+".default_host", "must be a host[:port] such as shop.example (got %q)", s.DefaultHost)
+	}
 	if n := s.MaxHeaderBytes; n < MinMaxHeaderBytes || n > MaxMaxHeaderBytes {
 		v.fail(path+".max_header_bytes", "must be between %d (16 KiB, for real-world cookies) and %d (1 MiB) (got %d)", MinMaxHeaderBytes, MaxMaxHeaderBytes, n)
 	}

@@ -6,6 +6,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/waitroom/waitroom/proxy/target"
 )
 
 func (v *validator) origins(p string, origins []Origin) {
@@ -171,7 +173,25 @@ func (v *validator) routes(p string, c *Config) {
 			v.fail(rp+".origin", "names no origin in origins (%s)", known(origins))
 		}
 	}
+	u := &c.Unmatched
+	switch u.Action {
+	case "", ActionQueue, ActionPass, ActionBlock:
+	default:
+		v.fail("unmatched.action", "must be queue, pass or block (got %q)", u.Action)
+	}
+	switch a := u.EffectiveAction(); {
+	case u.Event != "" && a == ActionPass:
+		v.fail("unmatched.event", "is set with action pass, which forwards without a pass: remove event, or use queue or block")
+	case u.Event == "" && (a == ActionQueue || a == ActionBlock):
+		v.fail("unmatched.event", "must be set with action %s: it names the event whose pass unmatched paths need", a)
+	case u.Event != "" && !events[u.Event]:
+		v.fail("unmatched.event", "names no event in events (%s)", known(events))
+	}
+	if u.Origin != "" && !origins[u.Origin] {
+		v.fail("unmatched.origin", "names no origin in origins (%s)", known(origins))
+	}
 }
+
 
 // routeMatch checks routes[i]'s prefix or glob, on its own and against
 // serve.prefix and the routes before it.
@@ -205,7 +225,7 @@ func (v *validator) routeMatch(rp string, i int, c *Config) {
 			return
 		}
 	}
-	if pre := c.Serve.Prefix; pre != "" && (literal == pre || strings.HasPrefix(literal, pre+"/")) {
+	if pre := strings.ToLower(c.Serve.Prefix); pre != "" && (strings.ToLower(literal) == pre || strings.HasPrefix(strings.ToLower(literal), pre+"/")) {
 		v.fail(rp+"."+key, "is inside serve.prefix %s, which waitroom reserves: this route would never apply", pre)
 		return
 	}
@@ -214,20 +234,43 @@ func (v *validator) routeMatch(rp string, i int, c *Config) {
 		case key == "prefix" && q.Prefix == pattern, key == "glob" && q.Glob == pattern:
 			v.fail(rp+"."+key, "repeats routes[%d]: the first match wins, so this route never applies", j)
 			return
-		case key == "prefix" && q.Prefix != "" && q.Glob == "" && strings.HasPrefix(pattern, q.Prefix):
+		case key == "prefix" && q.Prefix != "" && q.Glob == "" && covers(&q, pattern, r.CaseSensitive):
 			v.fail(rp+".prefix", "is covered by routes[%d] (prefix %s) listed before it: the first match wins, so list the longer prefix first", j, q.Prefix)
 			return
 		}
 	}
 }
 
-// routePath checks a route's prefix or glob as a path.
+// covers reports whether route q's prefix covers every path of the prefix
+// pattern (of a route that is case-sensitive or not), as the proxy matches.
+func covers(q *Route, pattern string, caseSensitive bool) bool {
+	if q.CaseSensitive || caseSensitive {
+		if q.CaseSensitive && caseSensitive {
+			return strings.HasPrefix(pattern, q.Prefix)
+		}
+		// A case-insensitive q covers a case-sensitive pattern; not the
+		// other way round.
+		return !q.CaseSensitive && strings.HasPrefix(strings.ToLower(pattern), strings.ToLower(q.Prefix))
+	}
+	return strings.HasPrefix(strings.ToLower(pattern), strings.ToLower(q.Prefix))
+}
+
+// routePath checks a route's prefix or glob as a path: in the form the
+// request normaliser gives (package proxy/target), since a pattern in any
+// other form could never match.
 func routePath(p string) error {
 	switch {
 	case p == "" || p[0] != '/':
 		return fmt.Errorf("%q does not start with /", p)
 	case strings.IndexFunc(p, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '?' || r == '#' }) >= 0:
 		return fmt.Errorf("%q holds a space, control character, ? or #", p)
+	}
+	var t target.Target
+	if err := t.Parse([]byte(p), target.Options{EncodedSlashes: true}); err != nil {
+		return fmt.Errorf("%q is not a valid path", p)
+	}
+	if string(t.URI()) != p {
+		return fmt.Errorf("%q is not normalised: requests for it arrive as %q", p, t.URI())
 	}
 	return nil
 }
