@@ -192,7 +192,6 @@ func (v *validator) routes(p string, c *Config) {
 	}
 }
 
-
 // routeMatch checks routes[i]'s prefix or glob, on its own and against
 // serve.prefix and the routes before it.
 func (v *validator) routeMatch(rp string, i int, c *Config) {
