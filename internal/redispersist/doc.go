@@ -1,5 +1,5 @@
 // Package redispersist reads the persistence settings (appendonly,
-// appendfsync) of every master behind a go-redis client, so that the
+// appendfsync, aof-load-truncated) of every master behind a go-redis client, so that the
 // Redis-backed stores can warn when acknowledged writes would not survive
 // a Redis restart.
 //

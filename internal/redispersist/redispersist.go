@@ -14,6 +14,10 @@ type Node struct {
 	// AppendOnly and AppendFsync are the CONFIG GET values ("yes",
 	// "always", ...); empty when Err is set.
 	AppendOnly, AppendFsync string
+	// AOFLoadTruncated is the CONFIG GET value of aof-load-truncated
+	// ("yes", Redis's default, or "no"); empty when Err is set or the
+	// server does not know the setting.
+	AOFLoadTruncated string
 	// Err is set when the settings could not be read (CONFIG is often
 	// renamed or refused on managed Redis services).
 	Err error
@@ -25,6 +29,20 @@ func (n Node) AOF() bool { return n.Err == nil && n.AppendOnly == "yes" }
 // FsyncAlways reports whether every acknowledged write is on disk before
 // Redis replies (appendonly yes, appendfsync always).
 func (n Node) FsyncAlways() bool { return n.AOF() && n.AppendFsync == "always" }
+
+// LoadsTornTail reports whether the node, after a crash that tore the
+// last write of its AOF, starts anyway from what it can read
+// (aof-load-truncated yes, Redis's default) instead of refusing to start
+// until redis-check-aof --fix has repaired the file. When the torn write
+// was part of a MULTI/EXEC block (the effects of a Lua script that wrote
+// more than once), Redis up to at least 7.x truncates the file inside
+// the block instead of before it: the complete commands of the torn
+// block stay in the file, unapplied, and the next restart applies them
+// together with the following block, so half a script comes back
+// (fixed in Valkey by valkey-io/valkey#4342; redis-check-aof --fix cuts
+// before the MULTI). A node whose setting cannot be read counts as
+// loading a torn tail.
+func (n Node) LoadsTornTail() bool { return n.AOF() && n.AOFLoadTruncated != "no" }
 
 // Check reads the settings of the server behind c: the one node of a
 // *redis.Client, every master of a *redis.ClusterClient. Other clients
@@ -39,6 +57,11 @@ func Check(ctx context.Context, c redis.UniversalClient) ([]Node, error) {
 			return node
 		}
 		node.AppendOnly, node.AppendFsync = cfg["appendonly"], cfg["appendfsync"]
+		// A pattern of its own: CONFIG GET takes one pattern before Redis 7.
+		// Unreadable, it stays empty and counts as yes.
+		if cfg, err := n.ConfigGet(ctx, "aof-load-truncated").Result(); err == nil {
+			node.AOFLoadTruncated = cfg["aof-load-truncated"]
+		}
 		return node
 	}
 	switch c := c.(type) {

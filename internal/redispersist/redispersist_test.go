@@ -22,9 +22,28 @@ func TestCheck(t *testing.T) {
 			t.Fatalf("Check = %v, %v", nodes, err)
 		}
 		n := nodes[0]
-		if n.Addr != srv.Addr || n.AOF() != tc.want || n.FsyncAlways() != tc.want {
+		if n.Addr != srv.Addr || n.AOF() != tc.want || n.FsyncAlways() != tc.want || n.LoadsTornTail() {
 			t.Fatalf("appendonly %v: got %+v", tc.aof, n)
 		}
+	}
+}
+
+// TestLoadsTornTail reads aof-load-truncated: redistest's AOF servers run
+// with no; Redis's default, yes, is reported.
+func TestLoadsTornTail(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t, redistest.Options{AppendOnly: true})
+	c := srv.Client()
+	nodes, err := redispersist.Check(ctx, c)
+	if err != nil || len(nodes) != 1 || nodes[0].AOFLoadTruncated != "no" || nodes[0].LoadsTornTail() {
+		t.Fatalf("Check = %+v, %v", nodes, err)
+	}
+	if err := c.ConfigSet(ctx, "aof-load-truncated", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	nodes, err = redispersist.Check(ctx, c)
+	if err != nil || len(nodes) != 1 || nodes[0].AOFLoadTruncated != "yes" || !nodes[0].LoadsTornTail() {
+		t.Fatalf("Check after CONFIG SET aof-load-truncated yes = %+v, %v", nodes, err)
 	}
 }
 

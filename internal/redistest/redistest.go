@@ -2,6 +2,7 @@ package redistest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,15 +25,22 @@ import (
 type Server struct {
 	Addr string
 	Dir  string
-	args []string
-	cmd  *exec.Cmd
-	tb   testing.TB
+	// AOFRepairs counts the restarts that found the AOF's last write torn
+	// by a kill and repaired it with redis-check-aof --fix.
+	AOFRepairs int
+	args       []string
+	cmd        *exec.Cmd
+	tb         testing.TB
 }
 
 // Options choose how the server runs.
 type Options struct {
 	// AppendOnly turns on the AOF with appendfsync always: every write is
 	// on disk before it is acknowledged, what the inventory Redis wants.
+	// It also sets aof-load-truncated no, as the inventory Redis needs:
+	// an AOF whose last write a kill tore is repaired by Restart with
+	// redis-check-aof --fix, never loaded as it is (see
+	// redispersist.Node.LoadsTornTail).
 	AppendOnly bool
 	// Cluster starts the node with cluster mode enabled.
 	Cluster bool
@@ -94,7 +102,7 @@ func Launch(opts Options) (*Server, error) {
 			"--logfile", filepath.Join(opts.Dir, "redis.log"),
 		}
 		if opts.AppendOnly {
-			s.args = append(s.args, "--appendonly", "yes", "--appendfsync", "always")
+			s.args = append(s.args, "--appendonly", "yes", "--appendfsync", "always", "--aof-load-truncated", "no")
 		} else {
 			s.args = append(s.args, "--appendonly", "no")
 		}
@@ -124,7 +132,11 @@ func (s *Server) start(bin string) error {
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
-			return fmt.Errorf("redis-server exited at start-up: %s", s.logTail())
+			tail := s.logTail()
+			if strings.Contains(tail, "Unexpected end of file reading the append only file") {
+				return fmt.Errorf("%w: %s", errTornAOF, tail)
+			}
+			return fmt.Errorf("redis-server exited at start-up: %s", tail)
 		default:
 		}
 		// A node still loading its AOF answers LOADING; wait for it. The
@@ -153,7 +165,9 @@ func (s *Server) start(bin string) error {
 // answers commands (PING fails with LOADING until the AOF is read; INFO
 // would answer before).
 func serverPID(addr string) (int, error) {
-	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	// One dial per poll: go-redis would otherwise retry a refused dial 5
+	// times 100 ms apart, and each restart would wait for that.
+	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, DialerRetries: 1, MaxRetries: -1})
 	defer c.Close()
 	ctx := context.Background()
 	if err := c.Ping(ctx).Err(); err != nil {
@@ -211,8 +225,17 @@ func (s *Server) Kill() {
 	s.cmd = nil
 }
 
+// errTornAOF is a start that redis-server refused because the last write
+// of its AOF is incomplete (aof-load-truncated no).
+var errTornAOF = errors.New("redis-server refused an AOF whose last write is torn")
+
 // Restart starts the server again on the same port and data directory;
-// it fails the test if it cannot (only for servers from Start).
+// it fails the test if it cannot (only for servers from Start). When the
+// kill tore the AOF's last write and the server refuses to start,
+// Restart does what the operator of an inventory Redis does: it cuts
+// the torn write off with redis-check-aof --fix (which cuts a torn
+// MULTI/EXEC block whole), logs what was cut, counts it in AOFRepairs
+// and starts the server again.
 func (s *Server) Restart() {
 	s.tb.Helper()
 	s.Kill()
@@ -225,9 +248,44 @@ func (s *Server) Restart() {
 		if lastErr = s.start(bin); lastErr == nil {
 			return
 		}
+		if errors.Is(lastErr, errTornAOF) {
+			out, err := s.repairAOF()
+			if err != nil {
+				s.tb.Fatalf("restarting redis-server: %v; redis-check-aof --fix: %v", lastErr, err)
+			}
+			s.AOFRepairs++
+			s.tb.Logf("redistest: the kill tore the last write of the AOF; redis-check-aof --fix: %s", out)
+			continue
+		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	s.tb.Fatalf("restarting redis-server: %v", lastErr)
+}
+
+// repairAOF runs redis-check-aof --fix on the server's AOF manifest and
+// returns the lines that say what it found and cut.
+func (s *Server) repairAOF() (string, error) {
+	bin, err := exec.LookPath("redis-check-aof")
+	if err != nil {
+		return "", errors.New("redis-check-aof not found on PATH: run `make deps` (Debian's redis-tools)")
+	}
+	manifest, err := s.manifest()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(bin, "--fix", manifest)
+	cmd.Stdin = strings.NewReader("y\n") // it asks before it truncates
+	out, err := cmd.CombinedOutput()
+	var said []string
+	for line := range strings.Lines(string(out)) {
+		if strings.Contains(line, "AOF analyzed") || strings.Contains(line, "shrink") || strings.Contains(line, "truncated") {
+			said = append(said, strings.TrimSpace(line))
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("%v: %s", err, out)
+	}
+	return strings.Join(said, " | "), nil
 }
 
 // Stop ends the server.
@@ -305,4 +363,139 @@ func (c *Cluster) Addrs() []string {
 		out = append(out, n.Addr)
 	}
 	return out
+}
+
+// AOFCommand is one command of an AOF file and where it starts.
+type AOFCommand struct {
+	Off  int64
+	Args []string
+}
+
+// manifest returns the path of the server's AOF manifest (Redis 7 keeps
+// its AOF as files listed in appendonlydir/<appendfilename>.manifest).
+func (s *Server) manifest() (string, error) {
+	dir := filepath.Join(s.Dir, "appendonlydir")
+	manifests, err := filepath.Glob(filepath.Join(dir, "*.manifest"))
+	if err != nil || len(manifests) != 1 {
+		return "", fmt.Errorf("no single AOF manifest in %s: %v %v", dir, manifests, err)
+	}
+	return manifests[0], nil
+}
+
+// incrAOF returns the path of the server's newest incremental AOF, the
+// file Redis appends to, from its manifest.
+func (s *Server) incrAOF() (string, error) {
+	manifest, err := s.manifest()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Dir(manifest)
+	raw, err := os.ReadFile(manifest)
+	if err != nil {
+		return "", err
+	}
+	name := ""
+	for line := range strings.Lines(string(raw)) {
+		// file <name> seq <n> type i
+		if f := strings.Fields(line); len(f) == 6 && f[0] == "file" && f[5] == "i" {
+			name = f[1]
+		}
+	}
+	if name == "" {
+		return "", fmt.Errorf("manifest %s lists no incremental AOF", manifest)
+	}
+	return filepath.Join(dir, name), nil
+}
+
+// readAOF parses an AOF file of RESP commands.
+func readAOF(path string) ([]AOFCommand, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []AOFCommand
+	off := 0
+	line := func() (string, error) {
+		i := bytes.Index(raw[off:], []byte("\r\n"))
+		if i < 0 {
+			return "", fmt.Errorf("%s: unterminated line at %d", path, off)
+		}
+		l := string(raw[off : off+i])
+		off += i + 2
+		return l, nil
+	}
+	for off < len(raw) {
+		c := AOFCommand{Off: int64(off)}
+		h, err := line()
+		if err != nil {
+			return nil, err
+		}
+		n, err := strconv.Atoi(strings.TrimPrefix(h, "*"))
+		if err != nil || !strings.HasPrefix(h, "*") {
+			return nil, fmt.Errorf("%s: %q at %d is not a command", path, h, c.Off)
+		}
+		for range n {
+			h, err := line()
+			if err != nil {
+				return nil, err
+			}
+			size, err := strconv.Atoi(strings.TrimPrefix(h, "$"))
+			if err != nil || !strings.HasPrefix(h, "$") || size < 0 || off+size+2 > len(raw) {
+				return nil, fmt.Errorf("%s: bad argument %q at %d", path, h, off)
+			}
+			c.Args = append(c.Args, string(raw[off:off+size]))
+			off += size + 2
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// TearLastBlock cuts the AOF of a killed server in the middle of the
+// k-th command of its last MULTI/EXEC block (1 is the first command after
+// MULTI; the last is EXEC), as a kill that lands while Redis writes the
+// block leaves it: write(2) to a file stops at a page boundary when a
+// fatal signal is pending. It returns the block as it was, for logs.
+func (s *Server) TearLastBlock(k int) []AOFCommand {
+	s.tb.Helper()
+	if s.cmd != nil {
+		s.tb.Fatal("redistest: TearLastBlock needs a killed server")
+	}
+	path, err := s.incrAOF()
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	cmds, err := readAOF(path)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	multi := -1
+	for i, c := range cmds {
+		if strings.EqualFold(c.Args[0], "MULTI") {
+			multi = i
+		}
+	}
+	if multi < 0 || multi+k >= len(cmds) || k < 1 {
+		s.tb.Fatalf("redistest: the AOF has no command %d in a last MULTI block (%d commands, MULTI at %d)", k, len(cmds), multi)
+	}
+	block := cmds[multi:]
+	end, err := fileSize(path)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	if multi+k+1 < len(cmds) {
+		end = cmds[multi+k+1].Off
+	}
+	if err := os.Truncate(path, (block[k].Off+end)/2); err != nil {
+		s.tb.Fatal(err)
+	}
+	return block
+}
+
+func fileSize(path string) (int64, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
 }

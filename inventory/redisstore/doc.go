@@ -10,8 +10,14 @@
 // so correctness never depends on the reaper.
 //
 // Durability is Redis's: the inventory Redis must run with appendonly yes
-// and appendfsync always, or a Redis restart loses acknowledged sales.
-// New warns loudly (or, with RequirePersistence, refuses) otherwise.
+// and appendfsync always, or a Redis restart loses acknowledged sales, and
+// with aof-load-truncated no. A script that writes more than one key
+// reaches the AOF as one MULTI/EXEC block; when a crash tears that block,
+// Redis with aof-load-truncated yes (its default) cuts the file inside the
+// block, and a later restart applies the block's first commands: half a
+// change, such as a seat freed while its order still holds it. With no, Redis refuses the torn file and redis-check-aof --fix
+// cuts the block whole. New warns loudly (or, with RequirePersistence,
+// refuses) otherwise.
 //
 // Key layout, for <p> = prefix + "{ev:<id>}:": <p>meta (definition and
 // lookup fields), <p>rows (one status byte per seat, per row), <p>cnt

@@ -1,7 +1,10 @@
 package redisstore_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -53,6 +56,33 @@ func TestRequirePersistence(t *testing.T) {
 	}
 	if _, err := redisstore.New(context.Background(), redisstore.Options{Client: srv.Client()}); err != nil {
 		t.Fatalf("without the requirement New must only warn: %v", err)
+	}
+}
+
+// TestRequireWholeChanges: a Redis that would start from an AOF whose
+// last write a crash tore (aof-load-truncated yes, Redis's default) can
+// later apply half of a script (see TestTornWrite). New refuses it when
+// persistence is required and logs an error otherwise.
+func TestRequireWholeChanges(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t, redistest.Options{AppendOnly: true}) // aof-load-truncated no
+	if _, err := redisstore.New(ctx, redisstore.Options{Client: srv.Client(), RequirePersistence: true}); err != nil {
+		t.Fatalf("New refused a Redis with appendonly yes, appendfsync always, aof-load-truncated no: %v", err)
+	}
+	if err := srv.Client().ConfigSet(ctx, "aof-load-truncated", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := redisstore.New(ctx, redisstore.Options{Client: srv.Client(), RequirePersistence: true})
+	if err == nil || !strings.Contains(err.Error(), "aof-load-truncated yes") || !strings.Contains(err.Error(), "redis-check-aof --fix") {
+		t.Fatalf("New with aof-load-truncated yes and persistence required: %v", err)
+	}
+	var log bytes.Buffer
+	_, err = redisstore.New(ctx, redisstore.Options{Client: srv.Client(), Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatalf("without the requirement New must only warn: %v", err)
+	}
+	if !strings.Contains(log.String(), "level=ERROR") || !strings.Contains(log.String(), "aof-load-truncated yes") {
+		t.Fatalf("New with aof-load-truncated yes logged %q", log.String())
 	}
 }
 

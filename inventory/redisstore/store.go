@@ -78,7 +78,7 @@ type Options struct {
 	// HoldRetention is how long a released or expired hold stays readable.
 	HoldRetention time.Duration
 	// RequirePersistence makes New fail when a Redis node has appendonly
-	// off; otherwise New only warns.
+	// off or aof-load-truncated yes; otherwise New only warns.
 	RequirePersistence bool
 	// Pipelines is how many pipelines of script calls may be in flight
 	// at once (see internal/redisbatch); 0 means DefaultPipelines.
@@ -135,9 +135,10 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// checkPersistence reads appendonly and appendfsync from every master:
-// a master without the AOF fails New when persistence is required and
-// gets a loud error otherwise.
+// checkPersistence reads appendonly, appendfsync and aof-load-truncated
+// from every master: a master without the AOF, or one that would start
+// from a torn AOF, fails New when persistence is required and gets a
+// loud error otherwise.
 func (s *Store) checkPersistence(ctx context.Context, require bool) error {
 	nodes, err := redispersist.Check(ctx, s.c)
 	if err != nil {
@@ -154,6 +155,21 @@ func (s *Store) checkPersistence(ctx context.Context, require bool) error {
 			s.log.Error("redisstore: *** THE INVENTORY REDIS HAS NO PERSISTENCE *** (appendonly no): a Redis restart loses acknowledged holds and SALES; run it with appendonly yes and appendfsync always", "addr", n.Addr)
 		case !n.FsyncAlways():
 			s.log.Warn("redisstore: the inventory Redis fsyncs its AOF only "+n.AppendFsync+": a crash can lose the last acknowledged sales; use appendfsync always", "addr", n.Addr)
+		}
+		// Every script that changes more than one key reaches the AOF as
+		// one MULTI/EXEC block. A kill can tear the block; Redis with
+		// aof-load-truncated yes then keeps its first commands in the
+		// file and the next restart applies them: half a confirm (the
+		// counters moved, the hold, order and audit entry not), half a
+		// release or cancel (a seat freed while its hold or order still
+		// has it, so it can be sold twice). See redispersist.LoadsTornTail.
+		if n.LoadsTornTail() {
+			const msg = "Redis at %s has aof-load-truncated yes: after a crash that tears the last write of its AOF, a later restart applies the first half of an inventory change (a seat can be sold twice); set aof-load-truncated no, and when Redis then refuses to start after a crash, run redis-check-aof --fix on its AOF manifest (it cuts the torn change whole)"
+			if require {
+				errs = append(errs, fmt.Errorf("redisstore: "+msg, n.Addr))
+			} else {
+				s.log.Error(fmt.Sprintf("redisstore: *** THE INVENTORY REDIS CAN REPLAY HALF A CHANGE *** "+msg, n.Addr), "addr", n.Addr)
+			}
 		}
 	}
 	return errors.Join(errs...)
