@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -62,6 +63,8 @@ type Waitroom struct {
 	// bot defence).
 	fingerprints *proxy.Fingerprints
 	sinkList     []plugins.Sink
+	// sidecar is the in-process seat-hold sidecar (serve.with_inventory).
+	sidecar *Sidecar
 	// admissionRedis is the admission store's Redis client (nil with the
 	// embedded store); the replay guard shares it.
 	admissionRedis redis.UniversalClient
@@ -71,8 +74,13 @@ type Waitroom struct {
 // stores, keys, engine, pages, origins, proxy, and opens the listeners,
 // so that a caller knows the addresses before Run. On error everything
 // opened is closed again.
-func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Listeners) (w *Waitroom, err error) {
-	w = &Waitroom{cfg: cfg, log: log, start: time.Now(), lns: lns}
+//
+// Its errors name the setting that failed and why, on one line
+// (*StartError, or config's *KeyError for the keys).
+func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Listeners) (_ *Waitroom, err error) {
+	// w is not the named result: "return nil, err" must not leave the
+	// deferred close a nil Waitroom.
+	w := &Waitroom{cfg: cfg, log: log, start: time.Now(), lns: lns}
 	defer func() {
 		if err != nil {
 			w.close()
@@ -100,6 +108,14 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 	}
 	if err := w.listen(); err != nil {
 		return nil, err
+	}
+	if w.lns.Inventory != nil {
+		// The sidecar's store opens now, so that a locked or unwritable
+		// inventory.data_dir stops the start instead of a running proxy.
+		if w.sidecar, err = NewSidecar(ctx, cfg.Inventory, log, w.lns.Inventory); err != nil {
+			return nil, err
+		}
+		w.closers = append(w.closers, w.sidecar.Close)
 	}
 	if len(linked) > 0 {
 		url, token := cfg.Serve.Inventory.URL, cfg.Serve.Inventory.Token
@@ -164,14 +180,14 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 func (w *Waitroom) admissionStore(ctx context.Context) (admission.Store, error) {
 	a := w.cfg.Admission
 	if a.Store == config.StoreRedis {
-		c, err := redisClient(a.Redis)
+		c, err := redisClient(a.Redis, "admission.redis", w.log)
 		if err != nil {
 			return nil, err
 		}
 		s, err := admredis.New(ctx, admredis.Options{Client: c, Prefix: a.RedisPrefix, Logger: w.log})
 		if err != nil {
 			c.Close()
-			return nil, err
+			return nil, redisErr("admission.redis", a.Redis, err)
 		}
 		w.closers = append(w.closers, c.Close)
 		w.admissionRedis = c
@@ -179,7 +195,7 @@ func (w *Waitroom) admissionStore(ctx context.Context) (admission.Store, error) 
 	}
 	s, err := admmem.Open(admmem.Options{Dir: a.DataDir, Logger: w.log})
 	if err != nil {
-		return nil, err
+		return nil, startErr("admission.data_dir", a.DataDir, err)
 	}
 	w.closers = append(w.closers, s.Close)
 	return s, nil
@@ -196,27 +212,27 @@ func (w *Waitroom) replica() string {
 // listen opens every configured listener the caller did not pass.
 func (w *Waitroom) listen() error {
 	s := w.cfg.Serve
-	open := func(ln *net.Listener, addr string) error {
+	open := func(ln *net.Listener, key, addr string) error {
 		if *ln != nil || addr == "" {
 			return nil
 		}
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
-			return err
+			return startErr(key, addr, err)
 		}
 		*ln = l
 		return nil
 	}
 	var errs []error
-	errs = append(errs, open(&w.lns.HTTP, s.Listen), open(&w.lns.Admin, w.cfg.Admin.Listen))
+	errs = append(errs, open(&w.lns.HTTP, "serve.listen", s.Listen), open(&w.lns.Admin, "admin.listen", w.cfg.Admin.Listen))
 	if s.WithInventory {
-		errs = append(errs, open(&w.lns.Inventory, w.cfg.Inventory.Listen))
+		errs = append(errs, open(&w.lns.Inventory, "inventory.listen", w.cfg.Inventory.Listen))
 	}
 	if s.TLS.Listen != "" {
 		tc, err := tlsConfig(s.TLS)
 		if err != nil {
 			errs = append(errs, err)
-		} else if err := open(&w.lns.HTTPS, s.TLS.Listen); err != nil {
+		} else if err := open(&w.lns.HTTPS, "serve.tls.listen", s.TLS.Listen); err != nil {
 			errs = append(errs, err)
 		} else {
 			tc.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
@@ -237,9 +253,22 @@ func (w *Waitroom) listen() error {
 }
 
 func tlsConfig(c config.ServeTLS) (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+	certPEM, err := os.ReadFile(c.CertFile)
 	if err != nil {
-		return nil, fmt.Errorf("serve.tls: %w", err)
+		return nil, startErr("serve.tls.cert_file", c.CertFile, err)
+	}
+	keyPEM, err := os.ReadFile(c.KeyFile)
+	if err != nil {
+		return nil, startErr("serve.tls.key_file", c.KeyFile, err)
+	}
+	if b, _ := pem.Decode(certPEM); b == nil || b.Type != "CERTIFICATE" {
+		return nil, startErr("serve.tls.cert_file", c.CertFile, errors.New("no PEM CERTIFICATE block first"))
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		// The certificate parsed as PEM: what is left is the key, or the
+		// pair not matching.
+		return nil, startErr("serve.tls.key_file", c.KeyFile, err)
 	}
 	min := uint16(tls.VersionTLS12)
 	if c.MinVersion == config.TLS13 {
@@ -408,7 +437,7 @@ func (w *Waitroom) Run(ctx context.Context) error {
 		invDone := make(chan struct{})
 		go func() {
 			defer close(invDone)
-			if err := RunInventory(invCtx, w.cfg.Inventory, w.log, w.lns.Inventory); err != nil {
+			if err := w.sidecar.Run(invCtx); err != nil {
 				errc <- fmt.Errorf("inventory sidecar: %w", err)
 			}
 		}()
