@@ -243,7 +243,7 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 	}
 	req, err := parseJoin(body)
 	if err != nil {
-		writeErrorMessage(ctx, fasthttp.StatusBadRequest, "bad_request", err.Error())
+		writeErrorMessage(ctx, fasthttp.StatusBadRequest, "bad_request", requestProblem(err, "the body is not a valid join request"))
 		return
 	}
 	ev := p.events[req.Event]

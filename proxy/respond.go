@@ -6,9 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -340,9 +340,26 @@ type joinRequest struct {
 	Captcha      string       `json:"captcha"`
 }
 
+// requestError is a problem with a request whose text this package wrote
+// for the client; an error of Go or a library is never one.
+type requestError string
+
+func (e requestError) Error() string { return string(e) }
+
+// requestProblem returns the message for err to show the client: its text
+// when err is a requestError, else fallback (and the real reason is the
+// caller's to log).
+func requestProblem(err error, fallback string) string {
+	var re requestError
+	if errors.As(err, &re) {
+		return string(re)
+	}
+	return fallback
+}
+
 // parseJoin reads a join body strictly: one JSON object of known fields,
-// nothing after it. Its errors are safe to show (they name the problem,
-// not our internals).
+// nothing after it. Its errors are requestError values, safe to show
+// (they name the problem, not our internals).
 func parseJoin(body []byte) (joinRequest, error) {
 	var r joinRequest
 	d := json.NewDecoder(bytes.NewReader(body))
@@ -351,13 +368,13 @@ func parseJoin(body []byte) (joinRequest, error) {
 		return joinRequest{}, joinProblem(err)
 	}
 	if d.More() {
-		return joinRequest{}, errors.New("the body must be one JSON object")
+		return joinRequest{}, requestError("the body must be one JSON object")
 	}
 	if _, err := d.Token(); err != io.EOF {
-		return joinRequest{}, errors.New("the body must be one JSON object")
+		return joinRequest{}, requestError("the body must be one JSON object")
 	}
 	if r.Event == "" {
-		return joinRequest{}, errors.New(`"event" is required`)
+		return joinRequest{}, requestError(`"event" is required`)
 	}
 	return r, nil
 }
@@ -368,15 +385,38 @@ func joinProblem(err error) error {
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
+	case errors.As(err, &te) && validFieldName(te.Field):
+		return requestError(strconv.Quote(te.Field) + " has the wrong type")
 	case errors.As(err, &te):
-		return fmt.Errorf("%q has the wrong type", te.Field)
+		return requestError("a field has the wrong type")
 	case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return errors.New("the body is not valid JSON")
+		return requestError("the body is not valid JSON")
 	}
-	if msg := err.Error(); len(msg) > len("json: unknown field ") && msg[:len("json: unknown field ")] == "json: unknown field " {
-		return fmt.Errorf("unknown field %s", msg[len("json: unknown field "):])
+	const unknown = "json: unknown field "
+	if msg := err.Error(); strings.HasPrefix(msg, unknown) {
+		// The decoder quotes the client's own field name: show it only
+		// when it is a plain name.
+		if name, qerr := strconv.Unquote(msg[len(unknown):]); qerr == nil && validFieldName(name) {
+			return requestError("unknown field " + strconv.Quote(name))
+		}
+		return requestError("the body has an unknown field")
 	}
-	return errors.New("the body is not a valid join request")
+	return requestError("the body is not a valid join request")
+}
+
+// validFieldName reports whether a JSON field name is short and plain
+// enough to repeat in a message: 1 to 64 of [A-Za-z0-9_.].
+func validFieldName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 var errBodyTooLarge = errors.New("proxy: request body too large")
