@@ -25,6 +25,7 @@ const (
 
 // serveOwn serves waitroom's endpoints; rest is the path after the prefix.
 func (p *Proxy) serveOwn(ctx *fasthttp.RequestCtx, rest []byte) {
+	setSecurityHeaders(&ctx.Response.Header)
 	switch {
 	case bytes.HasPrefix(rest, pathAPI):
 		p.serveAPI(ctx, rest[len(pathAPI):])

@@ -186,8 +186,8 @@ func New(opts Options) (*Proxy, error) {
 			errs = append(errs, fmt.Errorf("proxy: event %q: landing path %q is not a same-site path", e.ID, e.LandingPath))
 		}
 		ev := &event{Event: e, cfg: cfg, id: []byte(e.ID), landing: []byte(e.LandingPath),
-			ticketCookie: []byte(opts.Cookies.Ticket + "_" + e.ID),
-			passCookie:   []byte(opts.Cookies.Pass + "_" + e.ID),
+			ticketCookie: []byte(opts.Cookies.Name(opts.Cookies.Ticket, e.ID)),
+			passCookie:   []byte(opts.Cookies.Name(opts.Cookies.Pass, e.ID)),
 			meter:        opts.Meter.Event(e.ID), counts: m.event(e.ID)}
 		ev.csp = []byte(opts.Pages.RoomCSP(e.ID))
 		if e.Challenge != nil && e.Challenge.Captcha != nil {

@@ -65,7 +65,30 @@ var (
 
 var contentJSON = []byte("application/json")
 
+// ReferrerPolicy is the Referrer-Policy of every answer waitroom writes
+// itself: other sites see at most its origin, never a path or query
+// (which may hold a return path), and plain-HTTP requests from an HTTPS
+// page carry none. Not same-origin: CAPTCHA providers check the origin
+// their widget is embedded in by the Referer.
+const ReferrerPolicy = "strict-origin-when-cross-origin"
+
+var (
+	headerNoSniff        = []byte("X-Content-Type-Options")
+	valueNoSniff         = []byte("nosniff")
+	headerReferrerPolicy = []byte("Referrer-Policy")
+	valueReferrerPolicy  = []byte(ReferrerPolicy)
+)
+
+// setSecurityHeaders marks an answer of waitroom's own (page, API answer,
+// asset, error) X-Content-Type-Options: nosniff and with ReferrerPolicy.
+// It does not allocate.
+func setSecurityHeaders(h *fasthttp.ResponseHeader) {
+	h.SetCanonical(headerNoSniff, valueNoSniff)
+	h.SetCanonical(headerReferrerPolicy, valueReferrerPolicy)
+}
+
 func writeError(ctx *fasthttp.RequestCtx, status int, e *apiError) {
+	setSecurityHeaders(&ctx.Response.Header)
 	ctx.Response.Header.SetContentTypeBytes(contentJSON)
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	ctx.SetStatusCode(status)
@@ -75,6 +98,7 @@ func writeError(ctx *fasthttp.RequestCtx, status int, e *apiError) {
 // writeErrorMessage writes an error whose message is built per request.
 // The message must never carry internal error text.
 func writeErrorMessage(ctx *fasthttp.RequestCtx, status int, code, message string) {
+	setSecurityHeaders(&ctx.Response.Header)
 	ctx.Response.Header.SetContentTypeBytes(contentJSON)
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	ctx.SetStatusCode(status)
@@ -85,6 +109,7 @@ func writeErrorMessage(ctx *fasthttp.RequestCtx, status int, code, message strin
 // takes gzip, with its Content-Security-Policy.
 func (p *Proxy) writePage(ctx *fasthttp.RequestCtx, status int, csp, page, gz []byte) {
 	h := &ctx.Response.Header
+	setSecurityHeaders(h)
 	h.SetContentType(static.ContentTypeHTML)
 	h.Set("Cache-Control", "no-store")
 	h.SetBytesV("Content-Security-Policy", csp)
@@ -171,6 +196,7 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b 
 func (p *Proxy) writeStatus(ctx *fasthttp.RequestCtx, ev *event, st *admission.Status, t *admission.Ticket, ret []byte) {
 	bp := bufPool.Get().(*[]byte)
 	b := p.appendStatus((*bp)[:0], ev, st, t, ret)
+	setSecurityHeaders(&ctx.Response.Header)
 	ctx.Response.Header.SetContentTypeBytes(contentJSON)
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	ctx.SetStatusCode(fasthttp.StatusOK)

@@ -349,10 +349,12 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 		Cookies: proxy.Cookies{Ticket: s.Cookies.Ticket, Pass: s.Cookies.Pass, Domain: s.Cookies.Domain,
 			Strict: s.Cookies.SameSite == config.SameSiteStrict, ForwardPass: s.Cookies.ForwardPass},
 	}
-	switch s.Cookies.Secure {
-	case config.SecureAlways:
+	// Whether cookies are Secure, and so their names, is decided here,
+	// once: the proxy reads exactly one name per cookie.
+	switch {
+	case s.CookiesAlwaysSecure():
 		o.Cookies.Secure = proxy.SecureAlways
-	case config.SecureNever:
+	case s.Cookies.Secure == config.SecureNever:
 		o.Cookies.Secure = proxy.SecureNever
 	}
 	for _, b := range s.Binding {
