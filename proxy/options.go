@@ -47,6 +47,9 @@ type Options struct {
 	// PassCacheSize is how many verified passes (and as many tickets) are
 	// cached (default 100000).
 	PassCacheSize int
+	// AuditCacheBytes bounds the encoded draw-audit pages kept, in bytes
+	// (default DefaultAuditCacheBytes).
+	AuditCacheBytes int
 	// Defence is the bot defence of the events with a challenge; nil when
 	// no event has one.
 	Defence *Defence

@@ -56,6 +56,9 @@ type Proxy struct {
 	m    *metrics
 	dm   *defenceMetrics
 
+	// audits keeps encoded pages of drawn tranches' audits.
+	audits *auditCache
+
 	// base is the context of engine calls: fasthttp's RequestCtx is not
 	// a per-request context, so store calls get this one, cancelled by
 	// Close.
@@ -144,6 +147,9 @@ func New(opts Options) (*Proxy, error) {
 		return nil, err
 	}
 	p.m = m
+	if p.audits, err = newAuditCache(opts.AuditCacheBytes, opts.Registerer); err != nil {
+		return nil, err
+	}
 	if p.dm, err = newDefenceMetrics(opts.Registerer); err != nil {
 		return nil, err
 	}

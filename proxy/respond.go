@@ -61,6 +61,7 @@ var (
 	errNoOrigin      = newAPIError("no_origin", "no origin serves this path")
 	errInternal      = newAPIError("internal", "something went wrong on our side")
 	errHeaders       = newAPIError("headers_too_large", "the request headers are too large")
+	errAuditLimit    = newAPIError("bad_request", "limit must be a number from 1 to "+strconv.Itoa(MaxAuditPage))
 )
 
 var contentJSON = []byte("application/json")
@@ -320,7 +321,7 @@ func approximate(n int64) int64 {
 }
 
 // appendAudit appends a draw audit's JSON.
-func appendAudit(b []byte, a *admission.DrawAudit) []byte {
+func appendAudit(b []byte, a *admission.DrawAudit, limit int) []byte {
 	b = append(b, `{"event":`...)
 	b = jsonenc.String(b, a.Event)
 	b = append(b, `,"lane":`...)
@@ -340,6 +341,8 @@ func appendAudit(b []byte, a *admission.DrawAudit) []byte {
 		b = strconv.AppendUint(b, a.Count, 10)
 		b = append(b, `,"offset":`...)
 		b = strconv.AppendInt(b, int64(a.Offset), 10)
+		b = append(b, `,"limit":`...)
+		b = strconv.AppendInt(b, int64(limit), 10)
 		b = append(b, `,"hashes":[`...)
 		for i, h := range a.Hashes {
 			if i > 0 {
@@ -349,7 +352,13 @@ func appendAudit(b []byte, a *admission.DrawAudit) []byte {
 			b = hex.AppendEncode(b, h[:])
 			b = append(b, '"')
 		}
-		b = append(b, ']')
+		b = append(b, `],"next":`...)
+		// next is the offset of the following page, null after the last.
+		if next := uint64(max(a.Offset, 0) + len(a.Hashes)); len(a.Hashes) > 0 && next < a.Count {
+			b = strconv.AppendUint(b, next, 10)
+		} else {
+			b = append(b, "null"...)
+		}
 	}
 	return append(b, '}')
 }
