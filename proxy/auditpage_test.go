@@ -32,7 +32,9 @@ func TestDrawAuditPages(t *testing.T) {
 	}
 	// Tranche 0 is open: its audit is the commitment only, never cached.
 	v := newVisitor(t, "auditor")
-	hits := func() float64 { return counterValue(t, r.reg, "waitroom_audit_cache_total", map[string]string{"result": "hit"}) }
+	hits := func() float64 {
+		return counterValue(t, r.reg, "waitroom_audit_cache_total", map[string]string{"result": "hit"})
+	}
 	for range 2 {
 		if got := v.do(t, "GET", r.url+"/_wr/api/draws/show/0", ""); got.status != 200 || got.header.Get("Cache-Control") != "no-store" {
 			t.Fatalf("open tranche: %d %v %s", got.status, got.header, got.body)
