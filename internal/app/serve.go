@@ -99,7 +99,7 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 	for i := range cfg.Events {
 		ec, err := cfg.Events[i].AdmissionConfig(w.start)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("events[%d] (%s): %w", i, cfg.Events[i].ID, err)
 		}
 		events = append(events, ec)
 		if ec.InventoryEvent != "" {
@@ -145,8 +145,8 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 	if err != nil {
 		return nil, err
 	}
-	for _, oc := range cfg.Origins {
-		o, err := newOrigin(oc, log)
+	for i, oc := range cfg.Origins {
+		o, err := newOrigin(oc, fmt.Sprintf("origins[%d]", i), log)
 		if err != nil {
 			return nil, err
 		}
@@ -303,7 +303,8 @@ func (w *Waitroom) InventoryAddr() net.Addr {
 	return w.lns.Inventory.Addr()
 }
 
-func newOrigin(oc config.Origin, log *slog.Logger) (*upstream.Origin, error) {
+// newOrigin builds the origin oc, configured at path (origins[2]).
+func newOrigin(oc config.Origin, path string, log *slog.Logger) (*upstream.Origin, error) {
 	c := upstream.Config{Name: oc.Name, Addrs: oc.Addresses, TLS: oc.TLS, TLSServerName: oc.TLSServerName,
 		Host: oc.Host, MaxConns: oc.MaxConns, MaxInFlight: oc.MaxInFlightLimit(),
 		DialTimeout: oc.DialTimeout.Std(), ReadTimeout: oc.ReadTimeout.Std(), WriteTimeout: oc.WriteTimeout.Std(),
@@ -315,7 +316,7 @@ func newOrigin(oc config.Origin, log *slog.Logger) (*upstream.Origin, error) {
 	if oc.TLSCAFile != "" {
 		pool, err := loadCAs(oc.TLSCAFile)
 		if err != nil {
-			return nil, fmt.Errorf("origins %q: %w", oc.Name, err)
+			return nil, startErr(path+".tls_ca_file", oc.TLSCAFile, err)
 		}
 		c.RootCAs = pool
 	}
@@ -525,7 +526,7 @@ func loadCAs(file string) (*x509.CertPool, error) {
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(b) {
-		return nil, fmt.Errorf("%s: no PEM certificate found", file)
+		return nil, errors.New("no PEM certificate found")
 	}
 	return pool, nil
 }

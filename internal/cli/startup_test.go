@@ -27,6 +27,10 @@ func startConfig(t *testing.T, dir, serveExtra, extra string) string {
 	if strings.Contains(serveExtra, "listen: ") && !strings.Contains(serveExtra, "tls:") {
 		listen = ""
 	}
+	origins := "\norigins: [{name: shop, addresses: [\"127.0.0.1:9\"]}]"
+	if strings.Contains(extra, "origins:") {
+		origins = ""
+	}
 	admin := "\nadmin: {listen: \"\"}"
 	if strings.Contains(extra, "admin:") {
 		admin = ""
@@ -36,10 +40,9 @@ serve:%s
   keys:
     signing:
 %s
-%s%s
-origins: [{name: shop, addresses: ["127.0.0.1:9"]}]
+%s%s%s
 %s
-`, listen, indentKeys(serveExtra, hex.EncodeToString(secret)), serveRest(serveExtra), admin, extraWithDefaults(extra, dir))
+`, listen, indentKeys(serveExtra, hex.EncodeToString(secret)), serveRest(serveExtra), admin, origins, extraWithDefaults(extra, dir))
 }
 
 // indentKeys returns the signing key's lines: the key lines of serveExtra
@@ -200,6 +203,10 @@ func TestServeStartFailures(t *testing.T) {
 			[]string{"waitroom: serve.keys.signing.private_key_file " + badPEM + ": ", "not a PKCS#8 private key"}},
 		{"private key is a certificate", "key:algorithm: EdDSA\nkey:private_key_file: " + notPEM, "",
 			[]string{"waitroom: serve.keys.signing.private_key_file " + notPEM + ": ", "no PEM block"}},
+		{"origin CA file missing", "", "origins: [{name: shop, addresses: [\"127.0.0.1:9\"], tls: true, tls_ca_file: " + missing + "}]",
+			[]string{"waitroom: origins[0].tls_ca_file " + missing + ": no such file or directory"}},
+		{"origin CA file not PEM", "", "origins: [{name: shop, addresses: [\"127.0.0.1:9\"], tls: true, tls_ca_file: " + notPEM + "}]",
+			[]string{"waitroom: origins[0].tls_ca_file " + notPEM + ": no PEM certificate found"}},
 		{"inline secret short", "key:secret: 0123456789abcdef", "",
 			[]string{"serve.keys.signing.secret: must be at least 32 bytes"}},
 		{"inline secret weak", "key:secret: " + strings.Repeat("y", 40), "",
