@@ -20,7 +20,9 @@ func runCheckConfig(_ context.Context, args []string, s stdio) int {
 
 Reads a configuration file, replaces its ${NAME} references with
 environment variables, and checks every setting, without starting or
-connecting to anything. Prints "configuration is valid" and exits 0, or
+connecting to anything; it reads the signing keys' files as serve does.
+Secrets that could be guessed are refused (waitroom keygen -secret makes
+good ones). Prints "configuration is valid" and exits 0, or
 prints every problem, one per line, and exits 1.
 `)
 	path := fs.String("c", "", "the configuration `FILE` to check")
@@ -33,7 +35,16 @@ prints every problem, one per line, and exits 1.
 	if *path == "" {
 		return badUsage(fs, s, "missing -c FILE")
 	}
-	if _, err := loadConfig(*path); err != nil {
+	c, err := loadConfig(*path)
+	if err == nil && c.Roles()&config.RoleProxy != 0 {
+		// The key files are read as serve reads them: a secret_file that
+		// is short or guessable, or a PEM key that does not parse, is
+		// found now rather than at start-up.
+		if _, kerr := c.Serve.Keys.Keyring(); kerr != nil {
+			err = config.InFile(*path, kerr)
+		}
+	}
+	if err != nil {
 		for _, p := range config.Problems(err) {
 			fmt.Fprintln(s.stderr, p)
 		}

@@ -294,3 +294,27 @@ func TestDemoStartFailure(t *testing.T) {
 	code, stdout, stderr := run(t, "demo", "--listen", inUse, "--crowd", "0")
 	checkStartFailure(t, code, stdout, stderr, "waitroom: --listen "+inUse+": address already in use (is another demo running? try --listen 127.0.0.1:0)")
 }
+
+// TestCheckConfigReadsKeyFiles: check-config finds a weak secret_file and
+// an inline weak secret, as serve would, each on its own line.
+func TestCheckConfigReadsKeyFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	weak := writeIn(t, dir, "weak-secret", strings.Repeat("ab", 24)+"\n")
+	for _, tt := range []struct{ name, serveExtra, want string }{
+		{"weak secret_file", "key:secret_file: " + weak, "serve.keys.signing.secret_file " + weak + `: key "k1": the HS256 secret is a short pattern repeated`},
+		{"weak inline", "key:secret: " + strings.Repeat("ab", 24), "serve.keys.signing.secret: is a short pattern repeated"},
+		{"placeholder inline", "key:secret: change-me-to-a-long-random-string-0123", "serve.keys.signing.secret: looks like a placeholder"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := writeIn(t, t.TempDir(), "waitroom.yaml", startConfig(t, t.TempDir(), tt.serveExtra, ""))
+			code, stdout, stderr := run(t, "check-config", "-c", cfg)
+			checkStartFailure(t, code, stdout, stderr, cfg+": "+tt.want, "waitroom keygen -secret")
+		})
+	}
+	good := writeIn(t, dir, "good.yaml", startConfig(t, dir, "", ""))
+	if code, stdout, stderr := run(t, "check-config", "-c", good); code != 0 || stdout != "configuration is valid\n" {
+		t.Errorf("a good file: exit %d, %q %q", code, stdout, stderr)
+	}
+}
