@@ -316,6 +316,8 @@ func adminJSON(w http.ResponseWriter, status int, v any) {
 		adminError(w, http.StatusInternalServerError, "internal", "something went wrong on our side")
 		return
 	}
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", ReferrerPolicy)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
@@ -323,6 +325,8 @@ func adminJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func adminError(w http.ResponseWriter, status int, code, message string) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", ReferrerPolicy)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)

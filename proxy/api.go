@@ -18,15 +18,12 @@ import (
 const (
 	// maxJoinBody bounds a join request's body.
 	maxJoinBody = 8 << 10
-	// defaultAuditPage and maxAuditPage bound the hashes one draw-audit
-	// response lists.
-	defaultAuditPage = 1000
-	maxAuditPage     = 10000
 )
 
 // serveOwn serves waitroom's endpoints; rest is the normalised path after
 // the prefix.
 func (p *Proxy) serveOwn(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
+	setSecurityHeaders(&ctx.Response.Header)
 	switch {
 	case bytes.HasPrefix(rest, pathAPI):
 		p.serveAPI(ctx, rest[len(pathAPI):])
@@ -245,7 +242,7 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 	}
 	req, err := parseJoin(body)
 	if err != nil {
-		writeErrorMessage(ctx, fasthttp.StatusBadRequest, "bad_request", err.Error())
+		writeErrorMessage(ctx, fasthttp.StatusBadRequest, "bad_request", requestProblem(err, "the body is not a valid join request"))
 		return
 	}
 	ev := p.events[req.Event]
@@ -348,7 +345,7 @@ func (p *Proxy) draws(ctx *fasthttp.RequestCtx, rest []byte) {
 	if l := args.Peek("lane"); len(l) > 0 {
 		lane = string(l)
 	}
-	offset, limit := 0, defaultAuditPage
+	offset, limit := 0, DefaultAuditPage
 	if v := args.Peek("offset"); v != nil {
 		if offset, ok = parseSmallInt(v); !ok {
 			writeErrorMessage(ctx, fasthttp.StatusBadRequest, "bad_request", "offset must be a number")
@@ -356,10 +353,16 @@ func (p *Proxy) draws(ctx *fasthttp.RequestCtx, rest []byte) {
 		}
 	}
 	if v := args.Peek("limit"); v != nil {
-		if limit, ok = parseSmallInt(v); !ok || limit > maxAuditPage {
-			writeErrorMessage(ctx, fasthttp.StatusBadRequest, "bad_request", "limit must be a number up to 10000")
+		if limit, ok = parseSmallInt(v); !ok || limit < 1 || limit > MaxAuditPage {
+			writeError(ctx, fasthttp.StatusBadRequest, errAuditLimit)
 			return
 		}
+	}
+	// A drawn tranche's audit never changes: its pages are encoded once.
+	key := auditKey{event: ev.ID, lane: lane, tranche: tranche, offset: offset, limit: limit}
+	if page, ok := p.audits.get(key); ok {
+		writeAudit(ctx, page, true)
+		return
 	}
 	a, err := p.engine.Audit(p.base, ev.ID, lane, tranche, offset, limit)
 	switch {
@@ -370,13 +373,24 @@ func (p *Proxy) draws(ctx *fasthttp.RequestCtx, rest []byte) {
 		p.engineFailed(ctx, ev, err)
 		return
 	}
-	ctx.Response.Header.SetContentType("application/json")
+	page := appendAudit(nil, &a, limit)
 	if a.Drawn {
+		p.audits.add(key, page)
+	}
+	writeAudit(ctx, page, a.Drawn)
+}
+
+// writeAudit writes an encoded draw-audit page, which may be shared with
+// the cache and is not modified. A drawn tranche's page may be cached by
+// anyone for an hour; an open one's not at all (its draw is coming).
+func writeAudit(ctx *fasthttp.RequestCtx, page []byte, drawn bool) {
+	ctx.Response.Header.SetContentTypeBytes(contentJSON)
+	if drawn {
 		ctx.Response.Header.Set("Cache-Control", "public, max-age=3600")
 	} else {
 		ctx.Response.Header.Set("Cache-Control", "no-store")
 	}
-	ctx.SetBody(appendAudit(nil, &a))
+	ctx.Response.SetBodyRaw(page)
 }
 
 // auth is the auth_request endpoint: 204 when the request (its cookies

@@ -3,6 +3,7 @@ package proxy
 import (
 	"log/slog"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,6 +59,9 @@ type Options struct {
 	// PassCacheSize is how many verified passes (and as many tickets) are
 	// cached (default 100000).
 	PassCacheSize int
+	// AuditCacheBytes bounds the encoded draw-audit pages kept, in bytes
+	// (default DefaultAuditCacheBytes).
+	AuditCacheBytes int
 	// Defence is the bot defence of the events with a challenge; nil when
 	// no event has one.
 	Defence *Defence
@@ -123,7 +127,8 @@ type Bypass struct {
 
 // Cookies configures the ticket and pass cookies. Their names get the
 // event id appended ("wr_pass_summer"), so one browser can queue for
-// several events.
+// several events, and, when they are always Secure, the prefix browsers
+// hold them to (Name): one name per configuration, fixed at start-up.
 type Cookies struct {
 	Ticket, Pass string
 	Domain       string
@@ -135,6 +140,28 @@ type Cookies struct {
 	ForwardPass bool
 }
 
+// Name returns the cookie name of base (Ticket or Pass) for event: base,
+// "_" and the event id, with the prefix that makes browsers hold the
+// cookie to its attributes when it is always Secure: "__Host-" (no
+// Domain, Path=/: only this host may set or read it, and only over
+// HTTPS) or, with a Domain, "__Secure-". A base that already starts with
+// a prefix keeps it. With SecureAuto or SecureNever it adds no prefix: a
+// prefixed cookie without Secure is refused by browsers.
+func (c *Cookies) Name(base, event string) string {
+	name := base + "_" + event
+	if c.Secure != SecureAlways || hasPrefixFold(base, "__Host-") || hasPrefixFold(base, "__Secure-") {
+		return name
+	}
+	if c.Domain == "" {
+		return "__Host-" + name
+	}
+	return "__Secure-" + name
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
 // SecureMode says when cookies get the Secure attribute.
 type SecureMode int
 
@@ -143,6 +170,8 @@ const (
 	// SecureAuto marks cookies Secure when the request came over HTTPS
 	// (directly or, from a trusted proxy, by X-Forwarded-Proto).
 	SecureAuto SecureMode = iota
+	// SecureAlways marks every cookie Secure, and prefixes their names
+	// (Cookies.Name).
 	SecureAlways
 	SecureNever
 )

@@ -66,6 +66,9 @@ type Proxy struct {
 	m    *metrics
 	dm   *defenceMetrics
 
+	// audits keeps encoded pages of drawn tranches' audits.
+	audits *auditCache
+
 	// base is the context of engine calls: fasthttp's RequestCtx is not
 	// a per-request context, so store calls get this one, cancelled by
 	// Close.
@@ -154,6 +157,9 @@ func New(opts Options) (*Proxy, error) {
 		return nil, err
 	}
 	p.m = m
+	if p.audits, err = newAuditCache(opts.AuditCacheBytes, opts.Registerer); err != nil {
+		return nil, err
+	}
 	if p.dm, err = newDefenceMetrics(opts.Registerer); err != nil {
 		return nil, err
 	}
@@ -196,8 +202,8 @@ func New(opts Options) (*Proxy, error) {
 			errs = append(errs, fmt.Errorf("proxy: event %q: landing path %q is not a same-site path", e.ID, e.LandingPath))
 		}
 		ev := &event{Event: e, cfg: cfg, id: []byte(e.ID), landing: []byte(e.LandingPath),
-			ticketCookie: []byte(opts.Cookies.Ticket + "_" + e.ID),
-			passCookie:   []byte(opts.Cookies.Pass + "_" + e.ID),
+			ticketCookie: []byte(opts.Cookies.Name(opts.Cookies.Ticket, e.ID)),
+			passCookie:   []byte(opts.Cookies.Name(opts.Cookies.Pass, e.ID)),
 			meter:        opts.Meter.Event(e.ID), counts: m.event(e.ID)}
 		ev.csp = []byte(opts.Pages.RoomCSP(e.ID))
 		if e.Challenge != nil && e.Challenge.Captcha != nil {

@@ -6,9 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,11 +63,35 @@ var (
 	errNoOrigin      = newAPIError("no_origin", "no origin serves this path")
 	errInternal      = newAPIError("internal", "something went wrong on our side")
 	errHeaders       = newAPIError("headers_too_large", "the request headers are too large")
+	errAuditLimit    = newAPIError("bad_request", "limit must be a number from 1 to "+strconv.Itoa(MaxAuditPage))
 )
 
 var contentJSON = []byte("application/json")
 
+// ReferrerPolicy is the Referrer-Policy of every answer waitroom writes
+// itself: other sites see at most its origin, never a path or query
+// (which may hold a return path), and plain-HTTP requests from an HTTPS
+// page carry none. Not same-origin: CAPTCHA providers check the origin
+// their widget is embedded in by the Referer.
+const ReferrerPolicy = "strict-origin-when-cross-origin"
+
+var (
+	headerNoSniff        = []byte("X-Content-Type-Options")
+	valueNoSniff         = []byte("nosniff")
+	headerReferrerPolicy = []byte("Referrer-Policy")
+	valueReferrerPolicy  = []byte(ReferrerPolicy)
+)
+
+// setSecurityHeaders marks an answer of waitroom's own (page, API answer,
+// asset, error) X-Content-Type-Options: nosniff and with ReferrerPolicy.
+// It does not allocate.
+func setSecurityHeaders(h *fasthttp.ResponseHeader) {
+	h.SetCanonical(headerNoSniff, valueNoSniff)
+	h.SetCanonical(headerReferrerPolicy, valueReferrerPolicy)
+}
+
 func writeError(ctx *fasthttp.RequestCtx, status int, e *apiError) {
+	setSecurityHeaders(&ctx.Response.Header)
 	ctx.Response.Header.SetContentTypeBytes(contentJSON)
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	ctx.SetStatusCode(status)
@@ -77,6 +101,7 @@ func writeError(ctx *fasthttp.RequestCtx, status int, e *apiError) {
 // writeErrorMessage writes an error whose message is built per request.
 // The message must never carry internal error text.
 func writeErrorMessage(ctx *fasthttp.RequestCtx, status int, code, message string) {
+	setSecurityHeaders(&ctx.Response.Header)
 	ctx.Response.Header.SetContentTypeBytes(contentJSON)
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	ctx.SetStatusCode(status)
@@ -87,6 +112,7 @@ func writeErrorMessage(ctx *fasthttp.RequestCtx, status int, code, message strin
 // takes gzip, with its Content-Security-Policy.
 func (p *Proxy) writePage(ctx *fasthttp.RequestCtx, status int, csp, page, gz []byte) {
 	h := &ctx.Response.Header
+	setSecurityHeaders(h)
 	h.SetContentType(static.ContentTypeHTML)
 	h.Set("Cache-Control", "no-store")
 	h.SetBytesV("Content-Security-Policy", csp)
@@ -173,6 +199,7 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b 
 func (p *Proxy) writeStatus(ctx *fasthttp.RequestCtx, ev *event, st *admission.Status, t *admission.Ticket, ret []byte) {
 	bp := bufPool.Get().(*[]byte)
 	b := p.appendStatus((*bp)[:0], ev, st, t, ret)
+	setSecurityHeaders(&ctx.Response.Header)
 	ctx.Response.Header.SetContentTypeBytes(contentJSON)
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	ctx.SetStatusCode(fasthttp.StatusOK)
@@ -296,7 +323,7 @@ func approximate(n int64) int64 {
 }
 
 // appendAudit appends a draw audit's JSON.
-func appendAudit(b []byte, a *admission.DrawAudit) []byte {
+func appendAudit(b []byte, a *admission.DrawAudit, limit int) []byte {
 	b = append(b, `{"event":`...)
 	b = jsonenc.String(b, a.Event)
 	b = append(b, `,"lane":`...)
@@ -316,6 +343,8 @@ func appendAudit(b []byte, a *admission.DrawAudit) []byte {
 		b = strconv.AppendUint(b, a.Count, 10)
 		b = append(b, `,"offset":`...)
 		b = strconv.AppendInt(b, int64(a.Offset), 10)
+		b = append(b, `,"limit":`...)
+		b = strconv.AppendInt(b, int64(limit), 10)
 		b = append(b, `,"hashes":[`...)
 		for i, h := range a.Hashes {
 			if i > 0 {
@@ -325,7 +354,13 @@ func appendAudit(b []byte, a *admission.DrawAudit) []byte {
 			b = hex.AppendEncode(b, h[:])
 			b = append(b, '"')
 		}
-		b = append(b, ']')
+		b = append(b, `],"next":`...)
+		// next is the offset of the following page, null after the last.
+		if next := uint64(max(a.Offset, 0) + len(a.Hashes)); len(a.Hashes) > 0 && next < a.Count {
+			b = strconv.AppendUint(b, next, 10)
+		} else {
+			b = append(b, "null"...)
+		}
 	}
 	return append(b, '}')
 }
@@ -342,9 +377,26 @@ type joinRequest struct {
 	Captcha      string       `json:"captcha"`
 }
 
+// requestError is a problem with a request whose text this package wrote
+// for the client; an error of Go or a library is never one.
+type requestError string
+
+func (e requestError) Error() string { return string(e) }
+
+// requestProblem returns the message for err to show the client: its text
+// when err is a requestError, else fallback (and the real reason is the
+// caller's to log).
+func requestProblem(err error, fallback string) string {
+	var re requestError
+	if errors.As(err, &re) {
+		return string(re)
+	}
+	return fallback
+}
+
 // parseJoin reads a join body strictly: one JSON object of known fields,
-// nothing after it. Its errors are safe to show (they name the problem,
-// not our internals).
+// nothing after it. Its errors are requestError values, safe to show
+// (they name the problem, not our internals).
 func parseJoin(body []byte) (joinRequest, error) {
 	var r joinRequest
 	d := json.NewDecoder(bytes.NewReader(body))
@@ -353,13 +405,13 @@ func parseJoin(body []byte) (joinRequest, error) {
 		return joinRequest{}, joinProblem(err)
 	}
 	if d.More() {
-		return joinRequest{}, errors.New("the body must be one JSON object")
+		return joinRequest{}, requestError("the body must be one JSON object")
 	}
 	if _, err := d.Token(); err != io.EOF {
-		return joinRequest{}, errors.New("the body must be one JSON object")
+		return joinRequest{}, requestError("the body must be one JSON object")
 	}
 	if r.Event == "" {
-		return joinRequest{}, errors.New(`"event" is required`)
+		return joinRequest{}, requestError(`"event" is required`)
 	}
 	return r, nil
 }
@@ -370,15 +422,38 @@ func joinProblem(err error) error {
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
+	case errors.As(err, &te) && validFieldName(te.Field):
+		return requestError(strconv.Quote(te.Field) + " has the wrong type")
 	case errors.As(err, &te):
-		return fmt.Errorf("%q has the wrong type", te.Field)
+		return requestError("a field has the wrong type")
 	case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return errors.New("the body is not valid JSON")
+		return requestError("the body is not valid JSON")
 	}
-	if msg := err.Error(); len(msg) > len("json: unknown field ") && msg[:len("json: unknown field ")] == "json: unknown field " {
-		return fmt.Errorf("unknown field %s", msg[len("json: unknown field "):])
+	const unknown = "json: unknown field "
+	if msg := err.Error(); strings.HasPrefix(msg, unknown) {
+		// The decoder quotes the client's own field name: show it only
+		// when it is a plain name.
+		if name, qerr := strconv.Unquote(msg[len(unknown):]); qerr == nil && validFieldName(name) {
+			return requestError("unknown field " + strconv.Quote(name))
+		}
+		return requestError("the body has an unknown field")
 	}
-	return errors.New("the body is not a valid join request")
+	return requestError("the body is not a valid join request")
+}
+
+// validFieldName reports whether a JSON field name is short and plain
+// enough to repeat in a message: 1 to 64 of [A-Za-z0-9_.].
+func validFieldName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 var errBodyTooLarge = errors.New("proxy: request body too large")

@@ -42,7 +42,7 @@ func TestBinary(t *testing.T) {
 		{[]string{"version"}, nil, 0, "waitroom v9.8.7 (commit 0123456789ab, built 2026-01-02T03:04:05Z, go"},
 		{nil, nil, 2, ""},
 		{[]string{"nope"}, nil, 2, ""},
-		{[]string{"check-config", "-c", good}, []string{"WAITROOM_MAIN_TEST_TOKEN=0123456789abcdef0123"}, 0, "configuration is valid\n"},
+		{[]string{"check-config", "-c", good}, []string{"WAITROOM_MAIN_TEST_TOKEN=7f3a9c1e0b5d2f8a4c6e"}, 0, "configuration is valid\n"},
 		{[]string{"check-config", "-c", good}, nil, 1, ""},
 	}
 	for _, tt := range tests {

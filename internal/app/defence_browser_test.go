@@ -27,7 +27,7 @@ func withDefence(t *testing.T) func(*config.Config) {
 	}
 	return func(c *config.Config) {
 		c.Serve.TrustedProxies = []string{"127.0.0.1/32"}
-		c.BotDefence.Secret = strings.Repeat("s3cret-", 6)
+		c.BotDefence.Secret = randomHex(32)
 		var rangesCfg config.Signal
 		if err := yamlNode(&rangesCfg.Config, "files: [{path: "+list+", format: cidr}]"); err != nil {
 			t.Fatal(err)

@@ -64,7 +64,7 @@ func RunDemo(ctx context.Context, opts DemoOptions) error {
 	}
 	dir, err := os.MkdirTemp("", "waitroom-demo-")
 	if err != nil {
-		return err
+		return &StartError{Key: "TMPDIR", Value: os.TempDir(), Err: err, Hint: "the demo keeps its data in a temporary directory"}
 	}
 	defer os.RemoveAll(dir)
 
@@ -78,7 +78,7 @@ func RunDemo(ctx context.Context, opts DemoOptions) error {
 		}
 	}()
 	if lns.HTTP, err = net.Listen("tcp", opts.Listen); err != nil {
-		return fmt.Errorf("demo: %w (is another demo running? try --listen 127.0.0.1:0)", err)
+		return &StartError{Key: "--listen", Value: opts.Listen, Err: err, Hint: "is another demo running? try --listen 127.0.0.1:0"}
 	}
 	vars := map[string]string{
 		"WAITROOM_DEMO_LISTEN":          lns.HTTP.Addr().String(),
@@ -96,7 +96,7 @@ func RunDemo(ctx context.Context, opts DemoOptions) error {
 			addr = v
 		}
 		if *l.ln, err = net.Listen("tcp", addr); err != nil {
-			return fmt.Errorf("demo: %s: %w", l.name, err)
+			return &StartError{Key: l.name, Value: addr, Err: err}
 		}
 		vars[l.name] = (*l.ln).Addr().String()
 	}

@@ -85,7 +85,7 @@ func TestReplicasShareTheReplayGuard(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{AppendOnly: true})
 	origin := httptest.NewServer(http.NotFoundHandler())
 	defer origin.Close()
-	cfgText := fmt.Sprintf(replicaConfig, strings.Repeat("replica-secret-", 3), srv.URL(),
+	cfgText := fmt.Sprintf(replicaConfig, randomHex(32), srv.URL(),
 		strings.TrimPrefix(origin.URL, "http://"))
 	a, b := startReplica(t, cfgText), startReplica(t, cfgText)
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -64,6 +65,8 @@ type Waitroom struct {
 	// bot defence).
 	fingerprints *proxy.Fingerprints
 	sinkList     []plugins.Sink
+	// sidecar is the in-process seat-hold sidecar (serve.with_inventory).
+	sidecar *Sidecar
 	// admissionRedis is the admission store's Redis client (nil with the
 	// embedded store); the replay guard shares it.
 	admissionRedis redis.UniversalClient
@@ -73,8 +76,13 @@ type Waitroom struct {
 // stores, keys, engine, pages, origins, proxy, and opens the listeners,
 // so that a caller knows the addresses before Run. On error everything
 // opened is closed again.
-func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Listeners) (w *Waitroom, err error) {
-	w = &Waitroom{cfg: cfg, log: log, start: time.Now(), lns: lns}
+//
+// Its errors name the setting that failed and why, on one line
+// (*StartError, or config's *KeyError for the keys).
+func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Listeners) (_ *Waitroom, err error) {
+	// w is not the named result: "return nil, err" must not leave the
+	// deferred close a nil Waitroom.
+	w := &Waitroom{cfg: cfg, log: log, start: time.Now(), lns: lns}
 	defer func() {
 		if err != nil {
 			w.close()
@@ -93,7 +101,7 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 	for i := range cfg.Events {
 		ec, err := cfg.Events[i].AdmissionConfig(w.start)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("events[%d] (%s): %w", i, cfg.Events[i].ID, err)
 		}
 		events = append(events, ec)
 		if ec.InventoryEvent != "" {
@@ -102,6 +110,14 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 	}
 	if err := w.listen(); err != nil {
 		return nil, err
+	}
+	if w.lns.Inventory != nil {
+		// The sidecar's store opens now, so that a locked or unwritable
+		// inventory.data_dir stops the start instead of a running proxy.
+		if w.sidecar, err = NewSidecar(ctx, cfg.Inventory, log, w.lns.Inventory); err != nil {
+			return nil, err
+		}
+		w.closers = append(w.closers, w.sidecar.Close)
 	}
 	if len(linked) > 0 {
 		url, token := cfg.Serve.Inventory.URL, cfg.Serve.Inventory.Token
@@ -131,8 +147,8 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 	if err != nil {
 		return nil, err
 	}
-	for _, oc := range cfg.Origins {
-		o, err := newOrigin(oc, log)
+	for i, oc := range cfg.Origins {
+		o, err := newOrigin(oc, fmt.Sprintf("origins[%d]", i), log)
 		if err != nil {
 			return nil, err
 		}
@@ -166,14 +182,14 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 func (w *Waitroom) admissionStore(ctx context.Context) (admission.Store, error) {
 	a := w.cfg.Admission
 	if a.Store == config.StoreRedis {
-		c, err := redisClient(a.Redis)
+		c, err := redisClient(a.Redis, "admission.redis", w.log)
 		if err != nil {
 			return nil, err
 		}
 		s, err := admredis.New(ctx, admredis.Options{Client: c, Prefix: a.RedisPrefix, Logger: w.log})
 		if err != nil {
 			c.Close()
-			return nil, err
+			return nil, redisErr("admission.redis", a.Redis, err)
 		}
 		w.closers = append(w.closers, c.Close)
 		w.admissionRedis = c
@@ -181,7 +197,7 @@ func (w *Waitroom) admissionStore(ctx context.Context) (admission.Store, error) 
 	}
 	s, err := admmem.Open(admmem.Options{Dir: a.DataDir, Logger: w.log})
 	if err != nil {
-		return nil, err
+		return nil, startErr("admission.data_dir", a.DataDir, err)
 	}
 	w.closers = append(w.closers, s.Close)
 	return s, nil
@@ -198,27 +214,27 @@ func (w *Waitroom) replica() string {
 // listen opens every configured listener the caller did not pass.
 func (w *Waitroom) listen() error {
 	s := w.cfg.Serve
-	open := func(ln *net.Listener, addr string) error {
+	open := func(ln *net.Listener, key, addr string) error {
 		if *ln != nil || addr == "" {
 			return nil
 		}
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
-			return err
+			return startErr(key, addr, err)
 		}
 		*ln = l
 		return nil
 	}
 	var errs []error
-	errs = append(errs, open(&w.lns.HTTP, s.Listen), open(&w.lns.Admin, w.cfg.Admin.Listen))
+	errs = append(errs, open(&w.lns.HTTP, "serve.listen", s.Listen), open(&w.lns.Admin, "admin.listen", w.cfg.Admin.Listen))
 	if s.WithInventory {
-		errs = append(errs, open(&w.lns.Inventory, w.cfg.Inventory.Listen))
+		errs = append(errs, open(&w.lns.Inventory, "inventory.listen", w.cfg.Inventory.Listen))
 	}
 	if s.TLS.Listen != "" {
 		tc, err := tlsConfig(s.TLS)
 		if err != nil {
 			errs = append(errs, err)
-		} else if err := open(&w.lns.HTTPS, s.TLS.Listen); err != nil {
+		} else if err := open(&w.lns.HTTPS, "serve.tls.listen", s.TLS.Listen); err != nil {
 			errs = append(errs, err)
 		} else {
 			tc.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
@@ -239,9 +255,22 @@ func (w *Waitroom) listen() error {
 }
 
 func tlsConfig(c config.ServeTLS) (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+	certPEM, err := os.ReadFile(c.CertFile)
 	if err != nil {
-		return nil, fmt.Errorf("serve.tls: %w", err)
+		return nil, startErr("serve.tls.cert_file", c.CertFile, err)
+	}
+	keyPEM, err := os.ReadFile(c.KeyFile)
+	if err != nil {
+		return nil, startErr("serve.tls.key_file", c.KeyFile, err)
+	}
+	if b, _ := pem.Decode(certPEM); b == nil || b.Type != "CERTIFICATE" {
+		return nil, startErr("serve.tls.cert_file", c.CertFile, errors.New("no PEM CERTIFICATE block first"))
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		// The certificate parsed as PEM: what is left is the key, or the
+		// pair not matching.
+		return nil, startErr("serve.tls.key_file", c.KeyFile, err)
 	}
 	min := uint16(tls.VersionTLS12)
 	if c.MinVersion == config.TLS13 {
@@ -276,7 +305,8 @@ func (w *Waitroom) InventoryAddr() net.Addr {
 	return w.lns.Inventory.Addr()
 }
 
-func newOrigin(oc config.Origin, log *slog.Logger) (*upstream.Origin, error) {
+// newOrigin builds the origin oc, configured at path (origins[2]).
+func newOrigin(oc config.Origin, path string, log *slog.Logger) (*upstream.Origin, error) {
 	c := upstream.Config{Name: oc.Name, Addrs: oc.Addresses, TLS: oc.TLS, TLSServerName: oc.TLSServerName,
 		Host: oc.Host, MaxConns: oc.MaxConns, MaxInFlight: oc.MaxInFlightLimit(),
 		DialTimeout: oc.DialTimeout.Std(), ReadTimeout: oc.ReadTimeout.Std(), WriteTimeout: oc.WriteTimeout.Std(),
@@ -288,7 +318,7 @@ func newOrigin(oc config.Origin, log *slog.Logger) (*upstream.Origin, error) {
 	if oc.TLSCAFile != "" {
 		pool, err := loadCAs(oc.TLSCAFile)
 		if err != nil {
-			return nil, fmt.Errorf("origins %q: %w", oc.Name, err)
+			return nil, startErr(path+".tls_ca_file", oc.TLSCAFile, err)
 		}
 		c.RootCAs = pool
 	}
@@ -322,10 +352,12 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 		Cookies: proxy.Cookies{Ticket: s.Cookies.Ticket, Pass: s.Cookies.Pass, Domain: s.Cookies.Domain,
 			Strict: s.Cookies.SameSite == config.SameSiteStrict, ForwardPass: s.Cookies.ForwardPass},
 	}
-	switch s.Cookies.Secure {
-	case config.SecureAlways:
+	// Whether cookies are Secure, and so their names, is decided here,
+	// once: the proxy reads exactly one name per cookie.
+	switch {
+	case s.CookiesAlwaysSecure():
 		o.Cookies.Secure = proxy.SecureAlways
-	case config.SecureNever:
+	case s.Cookies.Secure == config.SecureNever:
 		o.Cookies.Secure = proxy.SecureNever
 	}
 	for _, b := range s.Binding {
@@ -440,7 +472,7 @@ func (w *Waitroom) Run(ctx context.Context) error {
 		invDone := make(chan struct{})
 		go func() {
 			defer close(invDone)
-			if err := RunInventory(invCtx, w.cfg.Inventory, w.log, w.lns.Inventory); err != nil {
+			if err := w.sidecar.Run(invCtx); err != nil {
 				errc <- fmt.Errorf("inventory sidecar: %w", err)
 			}
 		}()
@@ -526,7 +558,7 @@ func loadCAs(file string) (*x509.CertPool, error) {
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(b) {
-		return nil, fmt.Errorf("%s: no PEM certificate found", file)
+		return nil, errors.New("no PEM certificate found")
 	}
 	return pool, nil
 }

@@ -65,7 +65,7 @@ func (rc *receiver) of(kind string) []map[string]any {
 // API: the receiver gets hold, sold and sold_out, signed, besides a join
 // from the proxy.
 func TestSinksHearOfEveryKind(t *testing.T) {
-	rc := &receiver{t: t, secret: strings.Repeat("hook-", 8)}
+	rc := &receiver{t: t, secret: randomHex(32)}
 	srv := httptest.NewServer(rc)
 	defer srv.Close()
 	d := startDemo(t, 0, 0, func(c *config.Config) {

@@ -21,10 +21,12 @@ func runCheckConfig(_ context.Context, args []string, s stdio) int {
 
 Reads a configuration file, replaces its ${NAME} references with
 environment variables, and checks every setting, without starting or
-connecting to anything. Prints "configuration is valid" and exits 0, or
-prints every problem, one per line, and exits 1. For a configuration of
-the proxy it then prints the effective route table: which paths are
-gated, by which event, and what happens to every other path.
+connecting to anything; it reads the signing keys' files as serve does.
+Secrets that could be guessed are refused (waitroom keygen -secret makes
+good ones). Prints "configuration is valid" and exits 0, or prints every
+problem, one per line, and exits 1. For a configuration of the proxy it
+then prints the effective route table: which paths are gated, by which
+event, and what happens to every other path.
 `)
 	path := fs.String("c", "", "the configuration `FILE` to check")
 	if code, done := parseFlags(fs, args, s); done {
@@ -37,6 +39,14 @@ gated, by which event, and what happens to every other path.
 		return badUsage(fs, s, "missing -c FILE")
 	}
 	cfg, err := loadConfig(*path)
+	if err == nil && cfg.Roles()&config.RoleProxy != 0 {
+		// The key files are read as serve reads them: a secret_file that
+		// is short or guessable, or a PEM key that does not parse, is
+		// found now rather than at start-up.
+		if _, kerr := cfg.Serve.Keys.Keyring(); kerr != nil {
+			err = config.InFile(*path, kerr)
+		}
+	}
 	if err != nil {
 		for _, p := range config.Problems(err) {
 			fmt.Fprintln(s.stderr, p)
@@ -44,7 +54,7 @@ gated, by which event, and what happens to every other path.
 		return exitError
 	}
 	fmt.Fprintln(s.stdout, "configuration is valid")
-	if len(cfg.Origins) > 0 || len(cfg.Routes) > 0 {
+	if cfg.Roles()&config.RoleProxy != 0 {
 		fmt.Fprintln(s.stdout)
 		if err := app.WriteRouteTable(s.stdout, cfg); err != nil {
 			return exitError

@@ -33,7 +33,7 @@ func writeFile(t *testing.T, name, content string) string {
 
 func TestCommandLine(t *testing.T) {
 	t.Parallel()
-	good := writeFile(t, "good.yaml", "inventory:\n  api_token: 0123456789abcdef0123\n")
+	good := writeFile(t, "good.yaml", "inventory:\n  api_token: 7f3a9c1e0b5d2f8a4c6e\n")
 	bad := writeFile(t, "bad.yaml", "log:\n  level: loud\ninventory:\n  store: memory\n  reaper:\n    batch: 0\n")
 	unparsable := writeFile(t, "unparsable.yaml", "inventory:\n  lisen: x\n  reaper: {interval: 5}\n")
 	missing := filepath.Join(t.TempDir(), "missing.yaml")
@@ -157,7 +157,7 @@ func TestRegisterRefuses(t *testing.T) {
 // TestCheckConfigExamples checks the example files the way a user would,
 // with the variables they reference in the environment, and without.
 func TestCheckConfigExamples(t *testing.T) {
-	t.Setenv("WAITROOM_INVENTORY_TOKEN", "0123456789abcdef0123456789abcdef")
+	t.Setenv("WAITROOM_INVENTORY_TOKEN", "7f3a9c1e0b5d2f8a4c6e91d0b2a57e3f")
 	t.Setenv("REDIS_PASSWORD", "redis-password")
 	files, _ := filepath.Glob("../../configs/inventory*.yaml")
 	if len(files) == 0 {

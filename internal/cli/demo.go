@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/waitroom/waitroom/internal/app"
 	"github.com/waitroom/waitroom/internal/config"
@@ -39,7 +38,7 @@ func runDemo(ctx context.Context, args []string, s stdio) int {
 	}
 	log := newLogger(config.Log{Level: config.LevelWarn, Format: config.FormatText}, s.stderr)
 	if err := app.RunDemo(ctx, app.DemoOptions{Listen: *listen, Crowd: *crowd, Out: s.stdout, Logger: log}); err != nil {
-		fmt.Fprintf(s.stderr, "waitroom demo: %v\n", err)
+		startFailed(s, err)
 		return exitError
 	}
 	return exitOK

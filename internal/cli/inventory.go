@@ -81,12 +81,22 @@ func runInventory(ctx context.Context, args []string, s stdio) int {
 	}
 
 	log := newLogger(cfg.Log, s.stderr)
+	key := "inventory.listen"
+	if *listen != "" {
+		key = "--listen"
+	}
 	ln, err := net.Listen("tcp", inv.Listen)
 	if err != nil {
-		fmt.Fprintf(s.stderr, "waitroom inventory: %v\n", err)
+		startFailed(s, &app.StartError{Key: key, Value: inv.Listen, Err: err})
 		return exitError
 	}
-	if err := app.RunInventory(ctx, *inv, log, ln); err != nil {
+	sc, err := app.NewSidecar(ctx, *inv, log, ln)
+	if err != nil {
+		ln.Close()
+		startFailed(s, err)
+		return exitError
+	}
+	if err := sc.Run(ctx); err != nil {
 		log.Error("inventory sidecar stopped", "err", err)
 		return exitError
 	}

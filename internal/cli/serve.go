@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/waitroom/waitroom/internal/app"
 	"github.com/waitroom/waitroom/internal/config"
@@ -49,7 +50,7 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 	log := newLogger(cfg.Log, s.stderr)
 	w, err := app.NewServe(ctx, cfg, log, app.Listeners{})
 	if err != nil {
-		fmt.Fprintf(s.stderr, "waitroom serve: %v\n", err)
+		startFailed(s, err)
 		return exitError
 	}
 	if err := w.Run(ctx); err != nil {
@@ -57,4 +58,15 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 		return exitError
 	}
 	return exitOK
+}
+
+// startFailed reports a start-up error: one line, "waitroom: " and the
+// setting that failed with the cause ("waitroom: serve.listen
+// 127.0.0.1:8080: address already in use").
+func startFailed(s stdio, err error) {
+	msg := app.OneLine(err)
+	if !strings.HasPrefix(msg, "waitroom") {
+		msg = "waitroom: " + msg
+	}
+	fmt.Fprintln(s.stderr, msg)
 }

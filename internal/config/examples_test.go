@@ -99,9 +99,9 @@ func TestDemoExample(t *testing.T) {
 	env := map[string]string{
 		"WAITROOM_DEMO_DATA":            "/tmp/demo-data",
 		"WAITROOM_DEMO_LISTEN":          "127.0.0.1:18080",
-		"WAITROOM_DEMO_SIGNING_SECRET":  strings.Repeat("s", 64),
-		"WAITROOM_DEMO_INVENTORY_TOKEN": strings.Repeat("i", 64),
-		"WAITROOM_DEMO_ADMIN_TOKEN":     strings.Repeat("a", 64),
+		"WAITROOM_DEMO_SIGNING_SECRET":  "5b0e8c2f9a17d4e63c80b1f7a2d59e4c06b3f8a1d7e2c95b40a6f3e18d7c2b9a",
+		"WAITROOM_DEMO_INVENTORY_TOKEN": "c41f0a9e7b2d58e3a6f1c0b9d4e7a2f5",
+		"WAITROOM_DEMO_ADMIN_TOKEN":     "8e2b7d1f4a9c06e5b3d8f2a7c1e4b90d",
 	}
 	c, err := Parse(configs.Demo, lookupIn(env))
 	if err != nil {

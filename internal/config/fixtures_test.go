@@ -34,6 +34,10 @@ var fixtureEnv = map[string]string{
 	"WAITROOM_CHALLENGE_SECRET": "challenge-0123456789abcdef012345678-SECRET",
 	"FANCLUB_ACCOUNT_SECRET":    "account-0123456789abcdef0123456789-SECRET",
 	"SHORT_SECRET":              "short-SECRET",
+	"REPEATED_SECRET":           "SECRET-SECRET-SECRET-SECRET-SECRET-SECRET-",
+	"PLACEHOLDER_SECRET":        "changeme-SECRET-0123456789abcdef-xyz",
+	"FEW_BYTES_SECRET":          "SECRETSECRETSECRETSECRETSECRET__",
+	"RUN_SECRET":                "abcdefghijklmnopqrstuvwxyzabcdefghijkl",
 }
 
 func lookupIn(env map[string]string) func(string) (string, bool) {

@@ -7,12 +7,14 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/netip"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/internal/secretcheck"
 )
 
 // This file turns validated settings into the values the admission engine
@@ -27,50 +29,100 @@ var (
 	ErrKeyMaterial = errors.New("config: unusable key material")
 )
 
+// KeyError is a key whose material cannot be used, found at start-up by
+// Load or Keyring: which setting, which file, and why. Its text is one
+// line, "serve.keys.signing.secret_file /run/k: no such file or
+// directory", and never contains secret bytes. It wraps ErrKeyMaterial or
+// the file system's error.
+type KeyError struct {
+	// Path is the setting: the key's field ("secret_file") from Load,
+	// with the key's path in front ("serve.keys.verify[1].secret_file")
+	// from Keyring.
+	Path string
+	// File is the file the setting names; empty for an inline secret.
+	File string
+	// Msg says what is wrong and, where it helps, what to do.
+	Msg string
+	// Err is ErrKeyMaterial or the file system's error.
+	Err error
+}
+
+// Error returns "path file: msg".
+func (e *KeyError) Error() string {
+	s := e.Path
+	if e.File != "" {
+		s += " " + e.File
+	}
+	return s + ": " + e.Msg
+}
+
+// Unwrap returns ErrKeyMaterial or the file system's error.
+func (e *KeyError) Unwrap() error { return e.Err }
+
 // Load returns the key as an admission.Key, reading secret_file,
 // private_key_file or public_key_file. A secret file's one trailing
 // newline ("\n" or "\r\n") is ignored; its contents must still be at least
-// MinSecretLength bytes. Key files are PEM: PKCS#8 "PRIVATE KEY" or PKIX
-// "PUBLIC KEY" holding Ed25519 keys. Errors wrap ErrKeyMaterial (or the
-// file system's error) and never contain secret bytes.
+// MinSecretLength bytes and not obviously guessable (secretcheck.Weak).
+// Key files are PEM: PKCS#8 "PRIVATE KEY" or PKIX "PUBLIC KEY" holding
+// Ed25519 keys. Errors are *KeyError values naming the key's field; they
+// wrap ErrKeyMaterial (or the file system's error) and never contain
+// secret bytes.
 func (k Key) Load() (admission.Key, error) {
 	out := admission.Key{ID: k.ID, Alg: string(k.Algorithm)}
-	fail := func(format string, args ...any) (admission.Key, error) {
-		return admission.Key{}, fmt.Errorf("%w: key %q: "+format, append([]any{ErrKeyMaterial, k.ID}, args...)...)
+	fail := func(field, file string, format string, args ...any) (admission.Key, error) {
+		return admission.Key{}, &KeyError{Path: field, File: file, Msg: fmt.Sprintf("key %q: "+format, append([]any{k.ID}, args...)...), Err: ErrKeyMaterial}
+	}
+	readFail := func(field, file string, err error) (admission.Key, error) {
+		var pe *fs.PathError
+		msg := err.Error()
+		if errors.As(err, &pe) {
+			msg = pe.Err.Error() // the path is in File already
+		}
+		return admission.Key{}, &KeyError{Path: field, File: file, Msg: fmt.Sprintf("key %q: cannot read it: %s", k.ID, msg), Err: err}
 	}
 	switch k.Algorithm {
 	case AlgHS256:
-		secret := []byte(k.Secret)
+		secret, field := []byte(k.Secret), "secret"
 		if k.SecretFile != "" {
+			field = "secret_file"
 			data, err := os.ReadFile(k.SecretFile)
 			if err != nil {
-				return admission.Key{}, fmt.Errorf("config: key %q: %w", k.ID, err)
+				return readFail(field, k.SecretFile, err)
 			}
 			secret = trimNewline(data)
 		}
 		if len(secret) < MinSecretLength {
-			return fail("the HS256 secret is %d bytes, want at least %d", len(secret), MinSecretLength)
+			return fail(field, k.SecretFile, "the HS256 secret is %d bytes, want at least %d; %s", len(secret), MinSecretLength, secretcheck.Hint)
+		}
+		if why := secretcheck.Weak(string(secret), MinSecretLength); why != "" {
+			return fail(field, k.SecretFile, "the HS256 secret %s; %s", why, secretcheck.Hint)
 		}
 		out.Secret = secret
 	case AlgEdDSA:
 		switch {
 		case k.PrivateKeyFile != "":
 			priv, err := readEd25519Private(k.PrivateKeyFile)
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+				return readFail("private_key_file", k.PrivateKeyFile, err)
+			}
 			if err != nil {
-				return fail("%s: %v", k.PrivateKeyFile, err)
+				return fail("private_key_file", k.PrivateKeyFile, "%v (waitroom keygen writes a usable one)", err)
 			}
 			out.Private = priv
 		case k.PublicKeyFile != "":
 			pub, err := readEd25519Public(k.PublicKeyFile)
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+				return readFail("public_key_file", k.PublicKeyFile, err)
+			}
 			if err != nil {
-				return fail("%s: %v", k.PublicKeyFile, err)
+				return fail("public_key_file", k.PublicKeyFile, "%v (waitroom keygen writes a usable one)", err)
 			}
 			out.Public = pub
 		default:
-			return fail("no private_key_file or public_key_file")
+			return fail("private_key_file", "", "no private_key_file or public_key_file")
 		}
 	default:
-		return fail("unsupported algorithm %q", k.Algorithm)
+		return fail("algorithm", "", "unsupported algorithm %q", k.Algorithm)
 	}
 	return out, nil
 }
@@ -91,14 +143,14 @@ func verifyOnly(key admission.Key) admission.Key {
 func (k Keys) Keyring() (*admission.Keyring, error) {
 	signing, err := k.Signing.Load()
 	if err != nil {
-		return nil, err
+		return nil, keyAt("serve.keys.signing", err)
 	}
 	verify := make([]admission.Key, 0, len(k.Verify))
 	var errs []error
-	for _, vk := range k.Verify {
+	for i, vk := range k.Verify {
 		key, err := vk.Load()
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, keyAt(fmt.Sprintf("serve.keys.verify[%d]", i), err))
 			continue
 		}
 		verify = append(verify, verifyOnly(key))
@@ -106,7 +158,22 @@ func (k Keys) Keyring() (*admission.Keyring, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return admission.NewKeyring(signing, verify...)
+	kr, err := admission.NewKeyring(signing, verify...)
+	if err != nil {
+		return nil, fmt.Errorf("serve.keys: %w", err)
+	}
+	return kr, nil
+}
+
+// keyAt puts the key's path in front of the field a *KeyError names.
+func keyAt(path string, err error) error {
+	var ke *KeyError
+	if errors.As(err, &ke) {
+		c := *ke
+		c.Path = path + "." + c.Path
+		return &c
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
 
 func trimNewline(b []byte) []byte {

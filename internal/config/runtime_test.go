@@ -53,13 +53,15 @@ func edKeyFiles(t *testing.T, dir, name string) (priv, pub string, key ed25519.P
 func TestKeyLoad(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	secret := strings.Repeat("s", MinSecretLength)
+	secret := "SECRET-5b0e8c2f9a17d4e63c80b1f7a2d59e4c"
 	withNewline := writeFile(t, dir, "secret", []byte(secret+"\r\n"))
 	short := writeFile(t, dir, "short", []byte("short-SECRET\n"))
 	priv, pub, pk := edKeyFiles(t, dir, "ed")
 	rsaLike := writeFile(t, dir, "cert.pem", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{1}}))
 	garbage := writeFile(t, dir, "garbage.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte("SECRET")}))
 	notPEM := writeFile(t, dir, "plain", []byte("SECRET"))
+	repeated := writeFile(t, dir, "repeated", []byte(strings.Repeat("SECRET", 8)+"\n"))
+	placeholder := writeFile(t, dir, "placeholder", []byte("changeme-SECRET-0123456789abcdefghij\n"))
 
 	tests := []struct {
 		name string
@@ -70,7 +72,11 @@ func TestKeyLoad(t *testing.T) {
 		{"inline", Key{ID: "k1", Algorithm: AlgHS256, Secret: secret}, admission.Key{ID: "k1", Alg: "HS256", Secret: []byte(secret)}, ""},
 		{"file with a newline", Key{ID: "k1", Algorithm: AlgHS256, SecretFile: withNewline}, admission.Key{ID: "k1", Alg: "HS256", Secret: []byte(secret)}, ""},
 		{"short file", Key{ID: "k1", Algorithm: AlgHS256, SecretFile: short}, admission.Key{}, `key "k1": the HS256 secret is 12 bytes, want at least 32`},
-		{"missing file", Key{ID: "k1", Algorithm: AlgHS256, SecretFile: filepath.Join(dir, "none")}, admission.Key{}, "no such file"},
+		{"missing file", Key{ID: "k1", Algorithm: AlgHS256, SecretFile: filepath.Join(dir, "none")}, admission.Key{}, "secret_file " + filepath.Join(dir, "none") + `: key "k1": cannot read it: no such file`},
+		{"directory as file", Key{ID: "k1", Algorithm: AlgHS256, SecretFile: dir}, admission.Key{}, "cannot read it: is a directory"},
+		{"repeated file", Key{ID: "k1", Algorithm: AlgHS256, SecretFile: repeated}, admission.Key{}, "is a short pattern repeated; waitroom keygen -secret"},
+		{"placeholder file", Key{ID: "k1", Algorithm: AlgHS256, SecretFile: placeholder}, admission.Key{}, "placeholder"},
+		{"weak inline", Key{ID: "k1", Algorithm: AlgHS256, Secret: strings.Repeat("SECRET!", 6)}, admission.Key{}, `secret: key "k1": the HS256 secret is a short pattern repeated`},
 		{"private", Key{ID: "e", Algorithm: AlgEdDSA, PrivateKeyFile: priv}, admission.Key{}, ""},
 		{"public", Key{ID: "e", Algorithm: AlgEdDSA, PublicKeyFile: pub}, admission.Key{ID: "e", Alg: "EdDSA", Public: pk}, ""},
 		{"public as private", Key{ID: "e", Algorithm: AlgEdDSA, PrivateKeyFile: pub}, admission.Key{}, `a PEM "PUBLIC KEY" block, want "PRIVATE KEY"`},
@@ -91,7 +97,7 @@ func TestKeyLoad(t *testing.T) {
 				if strings.Contains(err.Error(), "SECRET") {
 					t.Errorf("the error shows key material: %v", err)
 				}
-				if !errors.Is(err, ErrKeyMaterial) && !errors.Is(err, fs.ErrNotExist) {
+				if !errors.Is(err, ErrKeyMaterial) && !errors.Is(err, fs.ErrNotExist) && tt.name != "directory as file" {
 					t.Errorf("%v wraps neither ErrKeyMaterial nor fs.ErrNotExist", err)
 				}
 				return
@@ -121,7 +127,7 @@ func TestKeyringRotation(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	oldPriv, oldPub, _ := edKeyFiles(t, dir, "old")
-	newSecret := writeFile(t, dir, "new", []byte(strings.Repeat("n", 40)+"\n"))
+	newSecret := writeFile(t, dir, "new", []byte("c41f0a9e7b2d58e3a6f1c0b9d4e7a2f5b3d8\n"))
 
 	before := Keys{Signing: Key{ID: "ed-2026", Algorithm: AlgEdDSA, PrivateKeyFile: oldPriv}}
 	after := Keys{
@@ -165,8 +171,13 @@ func TestKeyringRotation(t *testing.T) {
 	}
 
 	bad := Keys{Signing: after.Signing, Verify: []Key{{ID: "a", Algorithm: AlgEdDSA}, {ID: "b", Algorithm: AlgHS256, Secret: "short"}}}
-	if _, err := bad.Keyring(); err == nil || !strings.Contains(err.Error(), `key "a"`) || !strings.Contains(err.Error(), `key "b"`) {
-		t.Errorf("got %v, want both keys' problems", err)
+	if _, err := bad.Keyring(); err == nil || !strings.Contains(err.Error(), `serve.keys.verify[0].private_key_file: key "a"`) ||
+		!strings.Contains(err.Error(), `serve.keys.verify[1].secret: key "b"`) {
+		t.Errorf("got %v, want both keys' problems with their paths", err)
+	}
+	missing := Keys{Signing: Key{ID: "k", Algorithm: AlgEdDSA, PrivateKeyFile: filepath.Join(dir, "none.key")}}
+	if _, err := missing.Keyring(); err == nil || !strings.HasPrefix(err.Error(), "serve.keys.signing.private_key_file "+filepath.Join(dir, "none.key")+": ") {
+		t.Errorf("got %v, want the signing key's path and file first", err)
 	}
 	dup := Keys{Signing: after.Signing, Verify: []Key{{ID: "hs-2027", Algorithm: AlgHS256, SecretFile: newSecret}}}
 	if _, err := dup.Keyring(); err == nil {

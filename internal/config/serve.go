@@ -14,6 +14,13 @@ type Serve struct {
 	// HTTPS listener, with the certificate and key waitroom terminates TLS
 	// with.
 	TLS ServeTLS `yaml:"tls"`
+	// The URL visitors use to reach the site, scheme and host only
+	// (https://tickets.example.com), when it differs from what waitroom
+	// sees: behind a load balancer or CDN that terminates TLS. With
+	// cookies.secure auto, an https URL (or tls.listen) makes the cookies
+	// Secure and gives them the __Host- prefix (__Secure- with
+	// cookies.domain). Empty: unknown.
+	PublicURL string `yaml:"public_url"`
 	// Path prefix waitroom reserves for itself (the waiting-room API, the
 	// page's assets, /auth, /jwks.json). It starts with "/" and does not
 	// end with one; no route may point inside it.
@@ -154,12 +161,13 @@ type Key struct {
 	// HS256 (HMAC-SHA256 with a shared secret) or EdDSA (Ed25519; origins
 	// can then verify passes with /jwks.json, knowing no secret).
 	Algorithm KeyAlgorithm `yaml:"algorithm"`
-	// HS256 secret, at least 32 bytes, from the environment
-	// (${WAITROOM_SIGNING_SECRET}); openssl rand -hex 32 makes a good one.
-	// Set this or secret_file.
+	// HS256 secret, at least 32 bytes and not guessable (no placeholder,
+	// repeated pattern or handful of characters), from the environment
+	// (${WAITROOM_SIGNING_SECRET}); waitroom keygen -secret makes a good
+	// one. Set this or secret_file.
 	Secret string `yaml:"secret"`
-	// File holding the HS256 secret (one trailing newline is ignored).
-	// Set this or secret.
+	// File holding the HS256 secret (one trailing newline is ignored),
+	// read and checked like secret at start-up. Set this or secret.
 	SecretFile string `yaml:"secret_file"`
 	// EdDSA: PEM file with the Ed25519 private key (PKCS#8, "PRIVATE
 	// KEY"; waitroom keygen writes one). Required for the signing key; a
@@ -203,8 +211,12 @@ type Cookies struct {
 	// Domain attribute, to share the cookies with subdomains
 	// (example.com); empty sets host-only cookies.
 	Domain string `yaml:"domain"`
-	// Secure attribute: auto (when the request came over HTTPS, directly
-	// or per a trusted proxy's X-Forwarded-Proto), always or never.
+	// Secure attribute: auto, always or never. auto is always when
+	// waitroom terminates TLS (tls.listen) or public_url is https;
+	// otherwise a cookie is Secure when its request came over HTTPS
+	// (per a trusted proxy's X-Forwarded-Proto). Whenever the cookies are
+	// always Secure their names get the __Host- prefix (__Secure- with a
+	// domain), which browsers hold them to: __Host-wr_pass_summer.
 	Secure CookieSecure `yaml:"secure"`
 	// SameSite attribute: lax or strict.
 	SameSite SameSite `yaml:"same_site"`
@@ -216,6 +228,19 @@ type Cookies struct {
 
 // CookieSecure is a value of serve.cookies.secure.
 type CookieSecure string
+
+// CookiesAlwaysSecure reports whether every cookie is Secure (and so has
+// a prefixed name): secure: always, or auto with tls.listen set or an
+// https public_url.
+func (s *Serve) CookiesAlwaysSecure() bool {
+	switch s.Cookies.Secure {
+	case SecureAlways:
+		return true
+	case SecureAuto:
+		return s.TLS.Listen != "" || hasPrefixFold(s.PublicURL, "https://")
+	}
+	return false
+}
 
 // Values of serve.cookies.secure.
 const (

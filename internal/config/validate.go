@@ -15,6 +15,8 @@ import (
 	"unicode"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom/internal/secretcheck"
 )
 
 // Role is a part of waitroom that a process runs from a configuration.
@@ -226,7 +228,8 @@ func (v *validator) redisURL(path string, r *Redis) {
 }
 
 // headerToken checks a bearer token or header secret t of at least min
-// characters, never quoting it.
+// characters and not obviously guessable (secretcheck.Weak), never
+// quoting it.
 func (v *validator) headerToken(path, t string, min int) {
 	switch {
 	case strings.TrimFunc(t, unicode.IsSpace) != t:
@@ -235,17 +238,25 @@ func (v *validator) headerToken(path, t string, min int) {
 		v.fail(path, "must be printable ASCII without spaces: it travels in an HTTP header")
 	case len(t) < min:
 		v.fail(path, "must be at least %d characters (got %d); openssl rand -hex 32 makes a good one", min, len(t))
+	default:
+		if why := secretcheck.Weak(t, min); why != "" {
+			v.fail(path, "%s: anyone could guess it; %s", why, secretcheck.Hint)
+		}
 	}
 }
 
-// secret checks an inline secret s of at least min bytes, never quoting
-// it.
+// secret checks an inline signing (HMAC) secret s: at least min bytes and
+// not obviously guessable (secretcheck.Weak), never quoting it.
 func (v *validator) secret(path, s string, min int) {
 	switch {
 	case strings.TrimFunc(s, unicode.IsSpace) != s:
 		v.fail(path, "starts or ends with white space (a trailing newline from a secrets file?)")
 	case len(s) < min:
 		v.fail(path, "must be at least %d bytes (got %d); openssl rand -hex 32 makes a good one", min, len(s))
+	default:
+		if why := secretcheck.Weak(s, min); why != "" {
+			v.fail(path, "%s: it signs tokens, so it must not be guessable; %s", why, secretcheck.Hint)
+		}
 	}
 }
 

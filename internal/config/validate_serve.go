@@ -19,6 +19,9 @@ func (v *validator) serve(path string, s *Serve) {
 		v.fail(path+".listen", "is empty and so is tls.listen: the proxy needs a listener (such as 127.0.0.1:8080)")
 	}
 	v.serveTLS(path+".tls", &s.TLS)
+	if s.PublicURL != "" {
+		v.publicURL(path+".public_url", s.PublicURL)
+	}
 	v.prefix(path+".prefix", s.Prefix)
 	v.networks(path+".trusted_proxies", s.TrustedProxies)
 	v.headerName(path+".client_ip_header", s.ClientIPHeader)
@@ -79,6 +82,26 @@ func (v *validator) serveTLS(path string, t *ServeTLS) {
 	case TLS12, TLS13:
 	default:
 		v.fail(path+".min_version", `must be "1.2" or "1.3" (got %q)`, t.MinVersion)
+	}
+}
+
+// publicURL checks serve.public_url: an http or https URL of a host, with
+// no path, query, fragment or credentials.
+func (v *validator) publicURL(path, raw string) {
+	const want = "must be the URL visitors use, scheme and host only, such as https://tickets.example.com"
+	// url.Parse's errors quote the whole URL: never show them.
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		v.fail(path, "%s (it does not parse as a URL)", want)
+	case u.Scheme != "http" && u.Scheme != "https":
+		v.fail(path, "%s (got scheme %q)", want, u.Scheme)
+	case u.User != nil:
+		v.fail(path, "%s, without credentials", want)
+	case u.Host == "" || u.Opaque != "":
+		v.fail(path, "%s (the host is missing)", want)
+	case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		v.fail(path, "%s, without a path, query or fragment", want)
 	}
 }
 

@@ -1,6 +1,7 @@
 package fsutil
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,6 +21,10 @@ func SyncDir(dir string) error {
 	return err
 }
 
+// ErrLocked is what LockDir's error wraps when another process holds the
+// lock.
+var ErrLocked = errors.New("in use by another process")
+
 // LockDir takes an exclusive lock on dir (a LOCK file in it), so that two
 // processes never write the same files; the lock is released by calling
 // the returned function or when the process ends.
@@ -30,7 +35,7 @@ func LockDir(dir string) (func() error, error) {
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("data directory %s is in use by another process", dir)
+		return nil, fmt.Errorf("data directory %s is %w", dir, ErrLocked)
 	}
 	return f.Close, nil
 }

@@ -98,13 +98,13 @@ func (b *holdBody) request() (inventory.HoldRequest, error) {
 	req := inventory.HoldRequest{User: b.User, Seats: b.Seats, Best: b.Best, GA: b.GA}
 	if b.TTLSeconds != nil {
 		if *b.TTLSeconds < 1 || *b.TTLSeconds > maxTTLSeconds {
-			return req, fmt.Errorf("ttl_seconds: must be between 1 and %d", maxTTLSeconds)
+			return req, badRequestf("ttl_seconds: must be between 1 and %d", maxTTLSeconds)
 		}
 		req.TTLSeconds = int(*b.TTLSeconds)
 	}
 	if b.TTLMillis != nil {
 		if *b.TTLMillis < 1 || *b.TTLMillis > maxTTLMillis {
-			return req, fmt.Errorf("ttl_ms: must be between 1 and %d", maxTTLMillis)
+			return req, badRequestf("ttl_ms: must be between 1 and %d", maxTTLMillis)
 		}
 		req.TTL = time.Duration(*b.TTLMillis) * time.Millisecond
 	}
@@ -217,7 +217,7 @@ func decodeEvent(body []byte, d *eventBody) error {
 // overflow.
 func checkEventBody(d *eventBody) error {
 	if d.HoldTTLSeconds < 0 || int64(d.HoldTTLSeconds) > maxTTLSeconds {
-		return fmt.Errorf("hold_ttl_seconds: must be between 0 (default %d) and %d", int(inventory.DefaultHoldTTL/time.Second), maxTTLSeconds)
+		return badRequestf("hold_ttl_seconds: must be between 0 (default %d) and %d", int(inventory.DefaultHoldTTL/time.Second), maxTTLSeconds)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/waitroom/waitroom/internal/jsonenc"
 	"strconv"
@@ -165,6 +166,31 @@ func writeError(ctx *fasthttp.RequestCtx, e apiError) {
 }
 
 func invalid(message string) apiError { return apiError{code: CodeInvalid, message: message} }
+
+// requestError is a problem with a request that the client may read: its
+// text is written by this package (the decoders and checks of the
+// request), never taken from an error of Go or a library.
+type requestError struct{ msg string }
+
+func (e *requestError) Error() string { return e.msg }
+
+func badRequest(msg string) error { return &requestError{msg: msg} }
+
+func badRequestf(format string, args ...any) error {
+	return &requestError{msg: fmt.Sprintf(format, args...)}
+}
+
+// invalidRequest is the invalid_request answer to err: err's own text
+// when it is a *requestError, else a fixed message, with err logged (it
+// may hold internals that are nobody else's business).
+func (s *Server) invalidRequest(err error) apiError {
+	var re *requestError
+	if errors.As(err, &re) {
+		return invalid(re.msg)
+	}
+	s.log.Warn("inventory api: request refused for an unexpected reason", "err", err)
+	return invalid("the request is not valid")
+}
 
 var (
 	headerCacheControl = []byte("Cache-Control")

@@ -174,11 +174,11 @@ func (s *Server) putEvent(ctx *fasthttp.RequestCtx, p params) {
 	}
 	var def eventBody
 	if err := decodeEvent(ctx.PostBody(), &def); err != nil {
-		s.reject(ctx, "", invalid(err.Error()))
+		s.reject(ctx, "", s.invalidRequest(err))
 		return
 	}
 	if err := checkEventBody(&def); err != nil {
-		s.reject(ctx, "", invalid(err.Error()))
+		s.reject(ctx, "", s.invalidRequest(err))
 		return
 	}
 	ev, err := s.store.PutEvent(s.base, p.event, def, actor)
@@ -236,12 +236,12 @@ func (s *Server) hold(ctx *fasthttp.RequestCtx, p params) {
 	}
 	var b holdBody
 	if err := decodeHold(ctx.PostBody(), &b); err != nil {
-		s.reject(ctx, opHold, invalid(err.Error()))
+		s.reject(ctx, opHold, s.invalidRequest(err))
 		return
 	}
 	req, err := b.request()
 	if err != nil {
-		s.reject(ctx, opHold, invalid(err.Error()))
+		s.reject(ctx, opHold, s.invalidRequest(err))
 		return
 	}
 	req.IdempotencyKey, req.Actor = key, actor
@@ -272,7 +272,7 @@ func (s *Server) confirm(ctx *fasthttp.RequestCtx, p params) {
 	}
 	var payRef string
 	if err := decodeText(ctx.PostBody(), "payment_ref", &payRef); err != nil {
-		s.reject(ctx, opConfirm, invalid(err.Error()))
+		s.reject(ctx, opConfirm, s.invalidRequest(err))
 		return
 	}
 	o, err := s.store.Confirm(s.base, p.event, p.id, inventory.ConfirmRequest{PaymentRef: payRef, IdempotencyKey: key, Actor: actor})
@@ -318,7 +318,7 @@ func (s *Server) cancel(ctx *fasthttp.RequestCtx, p params) {
 	}
 	var reason string
 	if err := decodeText(ctx.PostBody(), "reason", &reason); err != nil {
-		s.reject(ctx, opCancel, invalid(err.Error()))
+		s.reject(ctx, opCancel, s.invalidRequest(err))
 		return
 	}
 	o, err := s.store.Cancel(s.base, p.event, p.id, inventory.CancelRequest{Reason: reason, Actor: actor})

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"unicode/utf16"
@@ -45,22 +44,22 @@ type reader struct {
 // fields, and checks that nothing follows.
 func decodeBody(body []byte, fn func(r *reader, key string) error) error {
 	if !utf8.Valid(body) {
-		return errors.New("body: not valid UTF-8")
+		return badRequest("body: not valid UTF-8")
 	}
 	r := &reader{b: body}
 	r.ws()
 	if r.i >= len(r.b) {
-		return errors.New("body: a JSON object is required")
+		return badRequest("body: a JSON object is required")
 	}
 	if r.b[r.i] != '{' {
-		return errors.New("body: must be a JSON object")
+		return badRequest("body: must be a JSON object")
 	}
 	if err := r.object("", fn); err != nil {
 		return err
 	}
 	r.ws()
 	if r.i < len(r.b) {
-		return errors.New("body: unexpected data after the JSON object")
+		return badRequest("body: unexpected data after the JSON object")
 	}
 	return nil
 }
@@ -78,9 +77,9 @@ func (r *reader) ws() {
 
 func (r *reader) malformed() error {
 	if r.i >= len(r.b) {
-		return errors.New("body: truncated JSON")
+		return badRequest("body: truncated JSON")
 	}
-	return fmt.Errorf("body: malformed JSON at byte %d", r.i)
+	return badRequestf("body: malformed JSON at byte %d", r.i)
 }
 
 // null consumes a JSON null if one is next.
@@ -101,7 +100,7 @@ func (r *reader) object(path string, fn func(r *reader, key string) error) error
 		return typeError(path, "an object")
 	}
 	if r.depth++; r.depth > maxNesting {
-		return errors.New("body: nested too deeply")
+		return badRequest("body: nested too deeply")
 	}
 	r.i++
 	var keys [maxKeys]string
@@ -120,11 +119,11 @@ func (r *reader) object(path string, fn func(r *reader, key string) error) error
 		}
 		for _, k := range keys[:n] {
 			if k == key {
-				return fmt.Errorf("body: field %s given twice", join(path, key))
+				return badRequestf("body: field %s given twice", join(path, key))
 			}
 		}
 		if n == maxKeys {
-			return errors.New("body: too many fields in one object")
+			return badRequest("body: too many fields in one object")
 		}
 		keys[n] = key
 		n++
@@ -167,7 +166,7 @@ func (r *reader) key(path string) (string, error) {
 			for end < len(r.b) && r.b[end] != '"' && end-start < maxMessageInput {
 				end++
 			}
-			return "", fmt.Errorf("body: unknown field %s", join(path, strconv.Quote(string(r.b[start:end]))))
+			return "", badRequestf("body: unknown field %s", join(path, strconv.Quote(string(r.b[start:end]))))
 		}
 		j++
 	}
@@ -175,7 +174,7 @@ func (r *reader) key(path string) (string, error) {
 		return "", r.malformed()
 	}
 	if j == start {
-		return "", fmt.Errorf("body: unknown field %s", join(path, `""`))
+		return "", badRequestf("body: unknown field %s", join(path, `""`))
 	}
 	r.i = j + 1
 	return string(r.b[start:j]), nil
@@ -188,7 +187,7 @@ func (r *reader) array(path string, fn func(r *reader, i int) error) error {
 		return typeError(path, "an array")
 	}
 	if r.depth++; r.depth > maxNesting {
-		return errors.New("body: nested too deeply")
+		return badRequest("body: nested too deeply")
 	}
 	r.i++
 	r.ws()
@@ -296,7 +295,7 @@ func (r *reader) escaped(start, j int) (string, error) {
 				rn = utf16.DecodeRune(rn, rune(c2))
 				if !ok || rn == utf8.RuneError {
 					r.i = j
-					return "", fmt.Errorf("body: invalid escaped character at byte %d", j)
+					return "", badRequestf("body: invalid escaped character at byte %d", j)
 				}
 				j += 6
 			}
@@ -357,7 +356,7 @@ func (r *reader) integer(path string, lo, hi int64) (int64, error) {
 	r.i = j
 	v, err := strconv.ParseInt(string(r.b[start:j]), 10, 64)
 	if err != nil || v < lo || v > hi {
-		return 0, fmt.Errorf("body: %s must be an integer from %d to %d", path, lo, hi)
+		return 0, badRequestf("body: %s must be an integer from %d to %d", path, lo, hi)
 	}
 	return v, nil
 }
@@ -382,11 +381,11 @@ func typeError(path, want string) error {
 	if path == "" {
 		path = "body"
 	}
-	return fmt.Errorf("body: %s must be %s", path, want)
+	return badRequestf("body: %s must be %s", path, want)
 }
 
 func unknownField(path, key string) error {
-	return fmt.Errorf("body: unknown field %s", join(path, key))
+	return badRequestf("body: unknown field %s", join(path, key))
 }
 
 func join(path, key string) string {

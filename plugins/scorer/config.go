@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/waitroom/waitroom/internal/secretcheck"
 	"github.com/waitroom/waitroom/plugins"
 	"github.com/waitroom/waitroom/plugins/internal/httpc"
 )
@@ -77,6 +78,10 @@ func (c *Config) Validate() error {
 		fail("secret", "contains an unexpanded ${...} reference")
 	case len(c.Secret) < MinSecretLen:
 		fail("secret", "must be at least %d bytes (openssl rand -hex 32 makes one)", MinSecretLen)
+	default:
+		if why := secretcheck.Weak(c.Secret, MinSecretLen); why != "" {
+			fail("secret", "%s: it signs the requests, so it must not be guessable; %s", why, secretcheck.Hint)
+		}
 	}
 	for i, h := range c.OmitHeaders {
 		if h == "" || !headerSafe(h) || strings.ContainsRune(h, ':') {

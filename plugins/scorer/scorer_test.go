@@ -25,7 +25,7 @@ import (
 
 const (
 	token  = "scorer-token-1"
-	secret = "0123456789abcdef0123456789abcdef"
+	secret = "5b0e8c2f9a17d4e63c80b1f7a2d59e4c"
 )
 
 // fakeScorer is a site's scoring endpoint as a local server: it checks
@@ -264,6 +264,7 @@ func TestValidate(t *testing.T) {
 		{"minimal", "url: http://10.0.0.9:8000/score\n", nil},
 		{"everything", "url: https://score.internal/v1\ntimeout: 80ms\nbearer_token: abc\nsecret: " + secret + "\nomit_headers: [Cookie]\n", nil},
 		{"bearer over loopback http", "url: http://127.0.0.1:8000/\nbearer_token: abc\n", nil},
+		{"guessable secret", "url: https://s.example.com/\nsecret: " + strings.Repeat("ab", 20) + "\n", []string{"secret"}},
 		{"empty", "{}", []string{"url"}},
 		{"unknown key", "url: https://s.example.com/\ntoken: x\n", []string{""}},
 		{"every problem", "url: http://score.example.com/\ntimeout: 10s\nbearer_token: 'a b'\nsecret: short\nomit_headers: ['', 'X:Y']\n",

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/waitroom/waitroom/internal/secretcheck"
 	"github.com/waitroom/waitroom/plugins"
 	"github.com/waitroom/waitroom/plugins/internal/httpc"
 )
@@ -84,6 +85,10 @@ func (c *Config) Validate() error {
 		fail("secret", "contains an unexpanded ${...} reference")
 	case len(c.Secret) < MinSecretLen:
 		fail("secret", "must be at least %d bytes (openssl rand -hex 32 makes one)", MinSecretLen)
+	default:
+		if why := secretcheck.Weak(c.Secret, MinSecretLen); why != "" {
+			fail("secret", "%s: it signs the deliveries, so it must not be guessable; %s", why, secretcheck.Hint)
+		}
 	}
 	if c.Timeout != 0 && (c.Timeout < MinTimeout || c.Timeout > MaxTimeout) {
 		fail("timeout", "must be %s to %s", MinTimeout, MaxTimeout)

@@ -385,6 +385,7 @@ func TestValidate(t *testing.T) {
 			[]string{"url", "secret", "timeout", "max_attempts", "backoff", "max_backoff", "queue_size", "workers", "kinds[1]", "kinds[2]"}},
 		{"max_backoff below backoff", base + "backoff: 10s\nmax_backoff: 5s\n", []string{"max_backoff"}},
 		{"unexpanded secret", "url: https://h.example.com/\nsecret: ${WEBHOOK_SECRET_THAT_IS_LONG_ENOUGH_X}\n", []string{"secret"}},
+		{"guessable secret", "url: https://h.example.com/\nsecret: " + strings.Repeat("hook-", 8) + "\n", []string{"secret"}},
 		{"url with credentials", "url: https://u:p@h.example.com/\nsecret: " + secret + "\n", []string{"url"}},
 	}
 	for _, tc := range tests {
