@@ -20,6 +20,10 @@ func (v *validator) serve(path string, s *Serve) {
 	v.prefix(path+".prefix", s.Prefix)
 	v.networks(path+".trusted_proxies", s.TrustedProxies)
 	v.headerName(path+".client_ip_header", s.ClientIPHeader)
+	if s.ProxyProtocol && len(s.TrustedProxies) == 0 {
+		v.fail(path+".proxy_protocol", "needs trusted_proxies: only the balancers listed there may send a PROXY header, and every other connection is refused")
+	}
+	v.positive(path+".proxy_protocol_timeout", s.ProxyProtocolTimeout)
 	if n := s.MaxHeaderBytes; n < MinMaxHeaderBytes || n > MaxMaxHeaderBytes {
 		v.fail(path+".max_header_bytes", "must be between %d (16 KiB, for real-world cookies) and %d (1 MiB) (got %d)", MinMaxHeaderBytes, MaxMaxHeaderBytes, n)
 	}
