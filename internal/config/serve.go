@@ -34,7 +34,9 @@ type Serve struct {
 	// True-Client-IP) is a single-address header: believed only when
 	// it appears once with exactly one address. Where the header is
 	// missing or malformed, the client is the last trusted hop (the peer,
-	// for a single-address header).
+	// for a single-address header). Headers waitroom sets or decides on
+	// (X-Waitroom-*, hop-by-hop ones, Host, Cookie, X-Forwarded-Proto and
+	// -Host, the bypass header) are refused.
 	ClientIPHeader string `yaml:"client_ip_header"`
 	// Expect a PROXY protocol header (v1 or v2, as HAProxy, AWS NLB and
 	// other layer-4 balancers send it) at the start of every connection on

@@ -174,6 +174,12 @@ func TestValidateServe(t *testing.T) {
 		{"client ip header", func(c *Config) { c.Serve.ClientIPHeader = "X Real IP" }, []string{
 			`serve.client_ip_header: must be an HTTP header name such as X-Forwarded-For (got "X Real IP")`}},
 		{"client ip headers", func(c *Config) { c.Serve.ClientIPHeader = "Forwarded" }, nil},
+		{"client ip header set by waitroom", func(c *Config) { c.Serve.ClientIPHeader = "x-waitroom-visitor" }, []string{
+			"serve.client_ip_header: cannot be x-waitroom-visitor: waitroom sets, removes or routes on that header; use X-Forwarded-For, Forwarded, X-Real-IP, CF-Connecting-IP or another header that holds one client address"}},
+		{"client ip header hop by hop", func(c *Config) { c.Serve.ClientIPHeader = "Connection" }, []string{
+			"serve.client_ip_header: cannot be Connection: waitroom sets, removes or routes on that header; use X-Forwarded-For, Forwarded, X-Real-IP, CF-Connecting-IP or another header that holds one client address"}},
+		{"client ip header is the bypass header", func(c *Config) { c.Serve.ClientIPHeader = "X-Staff"; c.Serve.Bypass.Header = "x-staff" }, []string{
+			"serve.client_ip_header: cannot be X-Staff: waitroom sets, removes or routes on that header; use X-Forwarded-For, Forwarded, X-Real-IP, CF-Connecting-IP or another header that holds one client address"}},
 		{"client ip header cloudflare", func(c *Config) { c.Serve.ClientIPHeader = "CF-Connecting-IP" }, nil},
 		{"proxy protocol", func(c *Config) {
 			c.Serve.ProxyProtocol = true

@@ -20,6 +20,9 @@ func (v *validator) serve(path string, s *Serve) {
 	v.prefix(path+".prefix", s.Prefix)
 	v.networks(path+".trusted_proxies", s.TrustedProxies)
 	v.headerName(path+".client_ip_header", s.ClientIPHeader)
+	if notClientIPHeader(s.ClientIPHeader) || strings.EqualFold(s.ClientIPHeader, s.Bypass.Header) {
+		v.fail(path+".client_ip_header", "cannot be %s: waitroom sets, removes or routes on that header; use X-Forwarded-For, Forwarded, X-Real-IP, CF-Connecting-IP or another header that holds one client address", s.ClientIPHeader)
+	}
 	if s.ProxyProtocol && len(s.TrustedProxies) == 0 {
 		v.fail(path+".proxy_protocol", "needs trusted_proxies: only the balancers listed there may send a PROXY header, and every other connection is refused")
 	}
@@ -116,6 +119,23 @@ func (v *validator) networks(path string, list []string) {
 		}
 		seen[pfx] = i
 	}
+}
+
+// notClientIPHeader reports whether name is a header that cannot carry
+// the client address: hop-by-hop and framing headers, the ones waitroom
+// sets for the origin (the proxy writes the client address into the
+// configured one) and the ones it routes or decides on.
+func notClientIPHeader(name string) bool {
+	if hasPrefixFold(name, "X-Waitroom-") || hasPrefixFold(name, "Proxy-") {
+		return true
+	}
+	switch strings.ToLower(name) {
+	case "host", "cookie", "connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade",
+		"content-length", "content-type", "expect", "user-agent", "authorization",
+		"x-forwarded-proto", "x-forwarded-host", "x-original-uri", "x-original-url", "x-rewrite-url":
+		return true
+	}
+	return false
 }
 
 // headerName checks an HTTP header field name (an RFC 9110 token).

@@ -226,7 +226,9 @@ func (t *Trusted) Host(ctx *fasthttp.RequestCtx) []byte {
 }
 
 // PeerAddr returns the address of the connection's peer (unmapped), or
-// the zero Addr when it is not an IP address (an in-memory listener).
+// the zero Addr when it is not an IP address (an in-memory listener). It
+// is the previous hop, not the client: anything keyed on the client uses
+// Trusted.ClientIP.
 func PeerAddr(ctx *fasthttp.RequestCtx) netip.Addr {
 	switch a := ctx.RemoteAddr().(type) {
 	case *net.TCPAddr:
