@@ -1,9 +1,12 @@
 package httpguard
 
 import (
+	"net"
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/valyala/fasthttp"
 )
 
 func trustedHeader(t testing.TB, header string, cidrs ...string) *Trusted {
@@ -346,4 +349,34 @@ func refPort(p string) bool {
 		return len(p) > 1 && strings.Trim(p[1:], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == ""
 	}
 	return len(p) <= 5 && strings.Trim(p, "0123456789") == ""
+}
+
+// balancerConn is a connection whose PROXY header said whether the
+// client's connection was TLS (as proxyproto.Conn does).
+type balancerConn struct {
+	net.Conn
+	tls bool
+}
+
+var balancerAddrs = [2]net.Addr{&net.TCPAddr{IP: net.IPv4(203, 0, 113, 9), Port: 1}, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 80}}
+
+func (balancerConn) RemoteAddr() net.Addr { return balancerAddrs[0] }
+func (balancerConn) LocalAddr() net.Addr  { return balancerAddrs[1] }
+
+func (c balancerConn) ClientTLS() bool { return c.tls }
+
+func TestProtoFromProxyProtocol(t *testing.T) {
+	tr := trustedSet(t, "10.0.0.0/8")
+	for _, tls := range []bool{true, false} {
+		ctx := &fasthttp.RequestCtx{}
+		ctx.Init2(balancerConn{tls: tls}, nil, false)
+		want := map[bool]string{true: "https", false: "http"}[tls]
+		if got := tr.Proto(ctx); got != want {
+			t.Errorf("ClientTLS %v: Proto = %q, want %q", tls, got, want)
+		}
+		fn := func() { _ = tr.Proto(ctx) }
+		if n := testing.AllocsPerRun(100, fn); n != 0 {
+			t.Errorf("%v allocations", n)
+		}
+	}
 }

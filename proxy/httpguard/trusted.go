@@ -196,10 +196,14 @@ func (t *Trusted) ClientIP(ctx *fasthttp.RequestCtx) netip.Addr {
 }
 
 // Proto returns the scheme the client used: "https" when the connection
-// is TLS; from a trusted peer, "https" when the rightmost
-// X-Forwarded-Proto entry says https (or wss); "http" otherwise.
+// is TLS, or when its PROXY protocol header (read only from a trusted
+// balancer) says the client's was; from a trusted peer, "https" when the
+// rightmost X-Forwarded-Proto entry says https (or wss); "http" otherwise.
 func (t *Trusted) Proto(ctx *fasthttp.RequestCtx) string {
 	if ctx.IsTLS() {
+		return "https"
+	}
+	if c, ok := ctx.Conn().(clientTLS); ok && c.ClientTLS() {
 		return "https"
 	}
 	if !t.Trusts(ctx) {
@@ -211,6 +215,10 @@ func (t *Trusted) Proto(ctx *fasthttp.RequestCtx) string {
 	}
 	return "http"
 }
+
+// clientTLS is a connection that knows whether the client's own was TLS:
+// proxyproto.Conn, from a PROXY v2 header.
+type clientTLS interface{ ClientTLS() bool }
 
 // Host returns the host the client asked for: from a trusted peer, the
 // rightmost X-Forwarded-Host entry when it is a plausible host[:port];

@@ -10,7 +10,10 @@
 // header is required, must arrive within Config.Timeout and must be well
 // formed; otherwise the connection is closed. A LOCAL command (the
 // balancer's own health check), an UNKNOWN (v1) or AF_UNSPEC or AF_UNIX
-// (v2) address keeps the peer's own address.
+// (v2) address keeps the peer's own address. A v2 header's PP2_TYPE_SSL
+// TLV with the client bit says the client's connection was TLS
+// (Conn.ClientTLS, which httpguard.Trusted.Proto reads); other TLVs are
+// skipped, but they must fill the header's length exactly.
 //
 // Headers are read off the accept path, one goroutine per pending
 // connection, so that a slow or silent peer never holds up Accept;

@@ -17,6 +17,10 @@ type Header struct {
 	// the connection's own addresses stand (a LOCAL command, an UNKNOWN,
 	// AF_UNSPEC or AF_UNIX address).
 	Source, Destination netip.AddrPort
+	// TLS is true when a v2 header says the client reached the balancer
+	// over TLS (a PP2_TYPE_SSL TLV with the PP2_CLIENT_SSL bit), for a
+	// balancer that terminates TLS itself.
+	TLS bool
 }
 
 // Errors of ReadHeader. Anything else it returns comes from the reader
@@ -186,10 +190,14 @@ func readV2(r *bufio.Reader) (Header, error) {
 	if verCmd>>4 != 2 || n > MaxV2Length {
 		return h, ErrMalformed
 	}
-	var local bool
 	switch verCmd & 0x0f {
 	case 0x0:
-		local = true
+		// LOCAL: the balancer's own connection (a health check); the
+		// block, whatever its family, is skipped.
+		if _, err := r.Discard(16 + n); err != nil {
+			return Header{Version: 2}, err
+		}
+		return h, nil
 	case 0x1:
 	default:
 		return h, ErrMalformed
@@ -204,9 +212,7 @@ func readV2(r *bufio.Reader) (Header, error) {
 	case 0x31, 0x32: // AF_UNIX stream or datagram
 		need = 216
 	default: // UDP, unknown families and transports
-		if !local {
-			return h, ErrMalformed
-		}
+		return h, ErrMalformed
 	}
 	if n < need {
 		return h, ErrMalformed
@@ -218,20 +224,64 @@ func readV2(r *bufio.Reader) (Header, error) {
 	if err != nil {
 		return h, err
 	}
-	if !local {
-		switch fam {
-		case 0x11:
-			h.Source = netip.AddrPortFrom(netip.AddrFrom4([4]byte(block[0:4])), binary.BigEndian.Uint16(block[8:10]))
-			h.Destination = netip.AddrPortFrom(netip.AddrFrom4([4]byte(block[4:8])), binary.BigEndian.Uint16(block[10:12]))
-		case 0x21:
-			h.Source = netip.AddrPortFrom(netip.AddrFrom16([16]byte(block[0:16])), binary.BigEndian.Uint16(block[32:34]))
-			h.Destination = netip.AddrPortFrom(netip.AddrFrom16([16]byte(block[16:32])), binary.BigEndian.Uint16(block[34:36]))
-		}
+	switch fam {
+	case 0x11:
+		h.Source = netip.AddrPortFrom(netip.AddrFrom4([4]byte(block[0:4])), binary.BigEndian.Uint16(block[8:10]))
+		h.Destination = netip.AddrPortFrom(netip.AddrFrom4([4]byte(block[4:8])), binary.BigEndian.Uint16(block[10:12]))
+	case 0x21:
+		h.Source = netip.AddrPortFrom(netip.AddrFrom16([16]byte(block[0:16])), binary.BigEndian.Uint16(block[32:34]))
+		h.Destination = netip.AddrPortFrom(netip.AddrFrom16([16]byte(block[16:32])), binary.BigEndian.Uint16(block[34:36]))
 	}
-	if _, err := r.Discard(n); err != nil {
+	if _, err := r.Discard(need); err != nil {
+		return Header{Version: 2}, err
+	}
+	if h.TLS, err = readTLVs(r, n-need); err != nil {
 		return Header{Version: 2}, err
 	}
 	return h, nil
+}
+
+// TLV types and bits read (the others are skipped).
+const (
+	pp2TypeSSL   = 0x20
+	pp2ClientSSL = 0x01
+)
+
+// readTLVs consumes the n bytes of TLVs after the address block: each a
+// type byte, a 16-bit length and that many bytes, exactly filling n. It
+// reports whether a PP2_TYPE_SSL TLV has the PP2_CLIENT_SSL bit.
+func readTLVs(r *bufio.Reader, n int) (tls bool, err error) {
+	for n > 0 {
+		if n < 3 {
+			return false, ErrMalformed
+		}
+		p, err := r.Peek(3)
+		if err != nil {
+			return false, err
+		}
+		typ, l := p[0], int(binary.BigEndian.Uint16(p[1:3]))
+		if 3+l > n {
+			return false, ErrMalformed
+		}
+		if _, err := r.Discard(3); err != nil {
+			return false, err
+		}
+		if typ == pp2TypeSSL {
+			if l < 5 { // client (1) and verify (4), then sub-TLVs
+				return false, ErrMalformed
+			}
+			v, err := r.Peek(1)
+			if err != nil {
+				return false, err
+			}
+			tls = v[0]&pp2ClientSSL != 0
+		}
+		if _, err := r.Discard(l); err != nil {
+			return false, err
+		}
+		n -= 3 + l
+	}
+	return tls, nil
 }
 
 // matchPrefix tells a short read of something that is not a v2 header

@@ -180,3 +180,38 @@ func FuzzReadHeader(f *testing.F) {
 		}
 	})
 }
+
+// TestReadHeaderTLS: the PP2_TYPE_SSL TLV's client bit says the client
+// spoke TLS to the balancer; TLVs that do not fill the length exactly are
+// malformed.
+func TestReadHeaderTLS(t *testing.T) {
+	block := v4block("192.0.2.1", "198.51.100.2", 1, 2)
+	ssl := func(client byte, sub ...byte) []byte {
+		v := append([]byte{client, 0, 0, 0, 0}, sub...)
+		return append([]byte{0x20, byte(len(v) >> 8), byte(len(v))}, v...)
+	}
+	noop := []byte{0x04, 0x00, 0x02, 'x', 'y'}
+	tests := []struct {
+		name    string
+		in      []byte
+		tls     bool
+		wantErr error
+	}{
+		{"ssl client", v2(0x21, 0x11, block, ssl(0x01)...), true, nil},
+		{"ssl client with sub-tlvs", v2(0x21, 0x11, block, append(noop, ssl(0x07, 0x21, 0x00, 0x07, 'T', 'L', 'S', 'v', '1', '.', '3')...)...), true, nil},
+		{"ssl not client", v2(0x21, 0x11, block, ssl(0x00)...), false, nil},
+		{"no ssl tlv", v2(0x21, 0x11, block, noop...), false, nil},
+		{"local ignores ssl", v2(0x20, 0x11, block, ssl(0x01)...), false, nil},
+		{"ssl too short", v2(0x21, 0x11, block, 0x20, 0x00, 0x01, 0x01), false, ErrMalformed},
+		{"tlv overruns", v2(0x21, 0x11, block, 0x04, 0x00, 0x09, 'x'), false, ErrMalformed},
+		{"tlv header cut", v2(0x21, 0x11, block, 0x04, 0x00), false, ErrMalformed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := ReadHeader(bufio.NewReaderSize(bytes.NewReader(append(tt.in, "GET"...)), BufferSize))
+			if !errors.Is(err, tt.wantErr) || (err == nil && h.TLS != tt.tls) {
+				t.Fatalf("TLS %v, err %v; want %v, %v", h.TLS, err, tt.tls, tt.wantErr)
+			}
+		})
+	}
+}

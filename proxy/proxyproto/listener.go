@@ -204,6 +204,10 @@ func (c *Conn) Read(p []byte) (int, error) {
 // RemoteAddr returns the client's address.
 func (c *Conn) RemoteAddr() net.Addr { return c.remote }
 
+// ClientTLS reports whether the balancer says the client reached it over
+// TLS (httpguard.Trusted.Proto asks).
+func (c *Conn) ClientTLS() bool { return c.header.TLS }
+
 // Header returns the PROXY header the connection started with.
 func (c *Conn) Header() Header { return c.header }
 
