@@ -48,7 +48,9 @@ type Options struct {
 	DefaultHost string
 	// Events are the proxy-side settings of the engine's events.
 	Events []Event
-	// Trusted are the proxies whose X-Forwarded-* headers are believed.
+	// Trusted are the proxies whose client address header (Trusted.Header)
+	// and X-Forwarded-Proto and -Host are believed; its ClientIP is the
+	// one client address every decision uses.
 	Trusted *httpguard.Trusted
 	// Bypass lets staff and monitoring through without a queue.
 	Bypass Bypass

@@ -60,6 +60,12 @@ type Proxy struct {
 	stripHeaders [][]byte
 	bypassHeader []byte
 	bypassSecret []byte
+	// clientIPHeaders is the single-address client header the trusted
+	// set reads (CF-Connecting-IP, ...), set to the client address for
+	// the origin; ownXFF says X-Forwarded-For was not where the client
+	// address came from.
+	clientIPHeaders [][]byte
+	ownXFF          bool
 
 	jwks []byte
 	csp  []byte
@@ -251,6 +257,15 @@ func New(opts Options) (*Proxy, error) {
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	switch h := opts.Trusted.Header(); h {
+	case httpguard.HeaderXForwardedFor:
+	case httpguard.HeaderForwarded, httpguard.HeaderXRealIP:
+		// upstream never forwards a client's copy of these.
+		p.ownXFF = true
+	default:
+		p.ownXFF = true
+		p.clientIPHeaders = [][]byte{[]byte(h)}
 	}
 	if opts.Bypass.Secret != "" {
 		p.bypassHeader, p.bypassSecret = []byte(opts.Bypass.Header), []byte(opts.Bypass.Secret)
@@ -602,6 +617,9 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass 
 		KeepForwarded: p.trusted.Trusts(ctx),
 		StripCookies:  p.stripCookies,
 		StripHeaders:  p.stripHeaders,
+		OwnXFF:        p.ownXFF,
+
+		ClientIPHeaders: p.clientIPHeaders,
 	}
 	var me *meter.Event
 	var tok meter.Token

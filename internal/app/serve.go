@@ -29,6 +29,7 @@ import (
 	"github.com/waitroom/waitroom/proxy"
 	"github.com/waitroom/waitroom/proxy/httpguard"
 	"github.com/waitroom/waitroom/proxy/meter"
+	"github.com/waitroom/waitroom/proxy/proxyproto"
 	"github.com/waitroom/waitroom/proxy/ratelimit"
 	"github.com/waitroom/waitroom/proxy/target"
 	"github.com/waitroom/waitroom/proxy/upstream"
@@ -70,6 +71,9 @@ type Waitroom struct {
 	// admissionRedis is the admission store's Redis client (nil with the
 	// embedded store); the replay guard shares it.
 	admissionRedis redis.UniversalClient
+
+	// proxyProto are the PROXY protocol listeners (serve.proxy_protocol).
+	proxyProto []*proxyproto.Listener
 }
 
 // NewServe builds everything cfg describes (validated for RoleProxy):
@@ -227,6 +231,7 @@ func (w *Waitroom) listen() error {
 	}
 	var errs []error
 	errs = append(errs, open(&w.lns.HTTP, "serve.listen", s.Listen), open(&w.lns.Admin, "admin.listen", w.cfg.Admin.Listen))
+	w.lns.HTTP = w.proxyProtocol(w.lns.HTTP)
 	if s.WithInventory {
 		errs = append(errs, open(&w.lns.Inventory, "inventory.listen", w.cfg.Inventory.Listen))
 	}
@@ -243,7 +248,7 @@ func (w *Waitroom) listen() error {
 				}
 				return nil, nil
 			}
-			w.lns.HTTPS = tls.NewListener(w.lns.HTTPS, tc)
+			w.lns.HTTPS = tls.NewListener(w.proxyProtocol(w.lns.HTTPS), tc)
 		}
 	}
 	for _, ln := range []net.Listener{w.lns.HTTP, w.lns.HTTPS, w.lns.Admin, w.lns.Inventory} {
@@ -345,8 +350,9 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 	}
 	w.reg = prometheus.NewRegistry()
 	w.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), w.Meter)
+	w.registerProxyProtocol(w.reg)
 	o := proxy.Options{Prefix: s.Prefix, Engine: w.Engine, Keys: keys, Pages: pages, Origins: w.origins,
-		Trusted: httpguard.NewTrusted(trusted), PassCacheSize: s.PassCacheSize, Limiter: limiter,
+		Trusted: httpguard.NewTrustedHeader(trusted, s.ClientIPHeader), PassCacheSize: s.PassCacheSize, Limiter: limiter,
 		Meter: w.Meter, Registerer: w.reg, Logger: w.log,
 		Bypass: proxy.Bypass{CIDRs: bypass, Header: s.Bypass.Header, Secret: s.Bypass.Secret},
 		Cookies: proxy.Cookies{Ticket: s.Cookies.Ticket, Pass: s.Cookies.Pass, Domain: s.Cookies.Domain,

@@ -227,3 +227,41 @@ func TestNewLogger(t *testing.T) {
 		t.Errorf("zero Log: got %q", got)
 	}
 }
+
+// TestCheckConfigRouteTable: check-config prints the route table the
+// proxy builds, so an operator sees what is gated.
+func TestCheckConfigRouteTable(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeIn(t, dir, "waitroom.yaml", startConfig(t, dir, "", "")+`
+events:
+  - id: show
+    on_sale_at: 2027-03-01T10:00:00Z
+routes:
+  - prefix: /events/
+    event: show
+    action: queue
+  - glob: /api/*/checkout
+    event: show
+    action: block
+    case_sensitive: true
+unmatched:
+  action: block
+  event: show
+`)
+	code, stdout, stderr := run(t, "check-config", "-c", cfg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"configuration is valid\n",
+		"/_wr/ and below",
+		"prefix /events/ (and /events)  ignored",
+		"glob /api/*/checkout",
+		"exact    block",
+		"any other path",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in\n%s", want, stdout)
+		}
+	}
+}

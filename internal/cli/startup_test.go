@@ -314,7 +314,7 @@ func TestCheckConfigReadsKeyFiles(t *testing.T) {
 		})
 	}
 	good := writeIn(t, dir, "good.yaml", startConfig(t, dir, "", ""))
-	if code, stdout, stderr := run(t, "check-config", "-c", good); code != 0 || stdout != "configuration is valid\n" {
+	if code, stdout, stderr := run(t, "check-config", "-c", good); code != 0 || !strings.HasPrefix(stdout, "configuration is valid\n") {
 		t.Errorf("a good file: exit %d, %q %q", code, stdout, stderr)
 	}
 }

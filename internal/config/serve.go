@@ -26,14 +26,24 @@ type Serve struct {
 	// end with one; no route may point inside it.
 	Prefix string `yaml:"prefix"`
 	// Addresses of the proxies and load balancers in front of waitroom,
-	// as CIDRs (10.0.0.0/8) or bare IPs. Only their X-Forwarded-For,
-	// -Proto and -Host (and client_ip_header) are believed, also for the
-	// client address that rate limits, bypass and binding use; from
-	// anyone else those headers are replaced.
+	// as CIDRs (10.0.0.0/8) or bare IPs. Only their client_ip_header,
+	// X-Forwarded-Proto and X-Forwarded-Host (and PROXY protocol headers)
+	// are believed, for the one client address that rate limits, bypass
+	// cidrs, risk signals and device binding use; from anyone else those
+	// headers are ignored and the peer is the client, and the origin
+	// never gets the client's own copies of them.
 	TrustedProxies []string `yaml:"trusted_proxies"`
-	// Header a trusted proxy puts the client's address in: X-Forwarded-For
-	// (the right-most address not itself a trusted proxy is the client)
-	// or a single-address header such as CF-Connecting-IP or X-Real-IP.
+	// Header a trusted proxy puts the client's address in.
+	// X-Forwarded-For: the right-most address that is not itself a
+	// trusted proxy is the client. Forwarded (RFC 7239): the same walk
+	// over the for= of each element; "unknown" and obfuscated identifiers
+	// count as malformed. Any other name (X-Real-IP, CF-Connecting-IP,
+	// True-Client-IP) is a single-address header: believed only when
+	// it appears once with exactly one address. Where the header is
+	// missing or malformed, the client is the last trusted hop (the peer,
+	// for a single-address header). Headers waitroom sets or decides on
+	// (X-Waitroom-*, hop-by-hop ones, Host, Cookie, X-Forwarded-Proto and
+	// -Host, the bypass header) are refused.
 	ClientIPHeader string `yaml:"client_ip_header"`
 	// What happens to a path parameter (";x" in /events;x/seats, which
 	// Tomcat, Jetty and Spring strip before they route): refuse (400) or
@@ -42,6 +52,16 @@ type Serve struct {
 	// Host an HTTP/1.0 request without a Host header is taken to be for
 	// (host[:port]); empty refuses such requests with 400.
 	DefaultHost string `yaml:"default_host"`
+	// Expect a PROXY protocol header (v1 or v2, as HAProxy, AWS NLB and
+	// other layer-4 balancers send it) at the start of every connection on
+	// listen and tls.listen; its source address is then the peer, to
+	// which client_ip_header still applies. Connections from addresses
+	// outside trusted_proxies, and connections without a valid header,
+	// are closed. Requires trusted_proxies.
+	ProxyProtocol bool `yaml:"proxy_protocol"`
+	// How long a balancer has, after connecting, to send the whole PROXY
+	// protocol header.
+	ProxyProtocolTimeout Duration `yaml:"proxy_protocol_timeout"`
 	// Largest request header block, in bytes; larger requests get 431. At
 	// least 16384, so that real-world cookies fit; at most 1 MiB.
 	MaxHeaderBytes int `yaml:"max_header_bytes"`
@@ -349,6 +369,9 @@ const (
 	DefaultPassCacheSize     = 100_000
 	DefaultBinding           = BindUserAgent
 
+	// DefaultProxyProtocolTimeout equals proxyproto.DefaultTimeout.
+	DefaultProxyProtocolTimeout = 5 * time.Second
+
 	DefaultKeyID        = "k1"
 	DefaultKeyAlgorithm = AlgHS256
 
@@ -405,6 +428,8 @@ func defaultServe() Serve {
 		Inventory:      InventoryClient{Refresh: Duration(DefaultInventoryRefresh)},
 		PassCacheSize:  DefaultPassCacheSize,
 		Binding:        []BindingSignal{DefaultBinding},
+
+		ProxyProtocolTimeout: Duration(DefaultProxyProtocolTimeout),
 		Keys: Keys{
 			Signing: Key{ID: DefaultKeyID, Algorithm: DefaultKeyAlgorithm},
 			Verify:  []Key{},

@@ -173,6 +173,24 @@ func TestValidateServe(t *testing.T) {
 			`serve.trusted_proxies[8]: must be a CIDR such as 10.0.0.0/8 or an IP address such as 192.0.2.7 (got "fe80::1%eth0")`}},
 		{"client ip header", func(c *Config) { c.Serve.ClientIPHeader = "X Real IP" }, []string{
 			`serve.client_ip_header: must be an HTTP header name such as X-Forwarded-For (got "X Real IP")`}},
+		{"client ip headers", func(c *Config) { c.Serve.ClientIPHeader = "Forwarded" }, nil},
+		{"client ip header set by waitroom", func(c *Config) { c.Serve.ClientIPHeader = "x-waitroom-visitor" }, []string{
+			"serve.client_ip_header: cannot be x-waitroom-visitor: waitroom sets, removes or routes on that header; use X-Forwarded-For, Forwarded, X-Real-IP, CF-Connecting-IP or another header that holds one client address"}},
+		{"client ip header hop by hop", func(c *Config) { c.Serve.ClientIPHeader = "Connection" }, []string{
+			"serve.client_ip_header: cannot be Connection: waitroom sets, removes or routes on that header; use X-Forwarded-For, Forwarded, X-Real-IP, CF-Connecting-IP or another header that holds one client address"}},
+		{"client ip header is the bypass header", func(c *Config) { c.Serve.ClientIPHeader = "X-Staff"; c.Serve.Bypass.Header = "x-staff" }, []string{
+			"serve.client_ip_header: cannot be X-Staff: waitroom sets, removes or routes on that header; use X-Forwarded-For, Forwarded, X-Real-IP, CF-Connecting-IP or another header that holds one client address"}},
+		{"client ip header cloudflare", func(c *Config) { c.Serve.ClientIPHeader = "CF-Connecting-IP" }, nil},
+		{"proxy protocol", func(c *Config) {
+			c.Serve.ProxyProtocol = true
+			c.Serve.TrustedProxies = []string{"10.0.0.0/8"}
+		}, nil},
+		{"proxy protocol without trusted proxies", func(c *Config) {
+			c.Serve.ProxyProtocol = true
+			c.Serve.ProxyProtocolTimeout = 0
+		}, []string{
+			"serve.proxy_protocol: needs trusted_proxies: only the balancers listed there may send a PROXY header, and every other connection is refused",
+			"serve.proxy_protocol_timeout: must be more than 0, such as 1s (got 0s)"}},
 		{"header limits", func(c *Config) {
 			c.Serve.MaxHeaderBytes = MinMaxHeaderBytes - 1
 			c.Serve.MaxBodyBytes = -1

@@ -33,6 +33,13 @@ func (v *validator) serve(path string, s *Serve) {
 	if s.DefaultHost != "" && !target.ValidHost([]byte(s.DefaultHost)) {
 		v.fail(path+".default_host", "must be a host[:port] such as shop.example (got %q)", s.DefaultHost)
 	}
+	if notClientIPHeader(s.ClientIPHeader) || strings.EqualFold(s.ClientIPHeader, s.Bypass.Header) {
+		v.fail(path+".client_ip_header", "cannot be %s: waitroom sets, removes or routes on that header; use X-Forwarded-For, Forwarded, X-Real-IP, CF-Connecting-IP or another header that holds one client address", s.ClientIPHeader)
+	}
+	if s.ProxyProtocol && len(s.TrustedProxies) == 0 {
+		v.fail(path+".proxy_protocol", "needs trusted_proxies: only the balancers listed there may send a PROXY header, and every other connection is refused")
+	}
+	v.positive(path+".proxy_protocol_timeout", s.ProxyProtocolTimeout)
 	if n := s.MaxHeaderBytes; n < MinMaxHeaderBytes || n > MaxMaxHeaderBytes {
 		v.fail(path+".max_header_bytes", "must be between %d (16 KiB, for real-world cookies) and %d (1 MiB) (got %d)", MinMaxHeaderBytes, MaxMaxHeaderBytes, n)
 	}
@@ -145,6 +152,23 @@ func (v *validator) networks(path string, list []string) {
 		}
 		seen[pfx] = i
 	}
+}
+
+// notClientIPHeader reports whether name is a header that cannot carry
+// the client address: hop-by-hop and framing headers, the ones waitroom
+// sets for the origin (the proxy writes the client address into the
+// configured one) and the ones it routes or decides on.
+func notClientIPHeader(name string) bool {
+	if hasPrefixFold(name, "X-Waitroom-") || hasPrefixFold(name, "Proxy-") {
+		return true
+	}
+	switch strings.ToLower(name) {
+	case "host", "cookie", "connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade",
+		"content-length", "content-type", "expect", "user-agent", "authorization",
+		"x-forwarded-proto", "x-forwarded-host", "x-original-uri", "x-original-url", "x-rewrite-url":
+		return true
+	}
+	return false
 }
 
 // headerName checks an HTTP header field name (an RFC 9110 token).

@@ -93,6 +93,17 @@ type Forward struct {
 	// (Port, Prefix, ...) are kept. When false, X-Forwarded-For is set to
 	// ClientIP and the other X-Forwarded-* headers are removed.
 	KeepForwarded bool
+	// OwnXFF sets X-Forwarded-For to ClientIP alone even from a trusted
+	// peer: when the client address was read from another header
+	// (Forwarded, X-Real-IP, ...), the X-Forwarded-For the peer passed on
+	// is not what vouched for it, and may be the client's own.
+	OwnXFF bool
+	// ClientIPHeaders are more request header names (matched ignoring
+	// case) that carry the client address, such as the CF-Connecting-IP
+	// the client address was read from: the request's copies are never
+	// forwarded, and each is sent set to ClientIP, so an origin reading it
+	// sees the address waitroom decided on.
+	ClientIPHeaders [][]byte
 	// Visitor and Event, when not empty, are sent as X-Waitroom-Visitor
 	// and X-Waitroom-Event.
 	Visitor, Event []byte
@@ -418,7 +429,7 @@ func (o *Origin) writeHead(bw *bufio.Writer, ctx *fasthttp.RequestCtx, f *Forwar
 				continue
 			}
 		}
-		if (len(x.conn) > 0 && listHas(x.conn, name)) || isStripped(name, f.StripHeaders) {
+		if (len(x.conn) > 0 && listHas(x.conn, name)) || isStripped(name, f.StripHeaders) || isStripped(name, f.ClientIPHeaders) {
 			continue
 		}
 		bw.Write(name)
@@ -430,7 +441,7 @@ func (o *Origin) writeHead(bw *bufio.Writer, ctx *fasthttp.RequestCtx, f *Forwar
 	// Ours.
 	if f.ClientIP.IsValid() {
 		bw.WriteString("X-Forwarded-For: ")
-		if f.KeepForwarded && len(x.xff) > 0 {
+		if f.KeepForwarded && !f.OwnXFF && len(x.xff) > 0 {
 			bw.Write(x.xff)
 			bw.WriteString(", ")
 			peer := httpguard.PeerAddr(ctx)
@@ -444,6 +455,12 @@ func (o *Origin) writeHead(bw *bufio.Writer, ctx *fasthttp.RequestCtx, f *Forwar
 		bw.WriteString("\r\nX-Real-Ip: ")
 		bw.Write(f.ClientIP.AppendTo(x.num[:0]))
 		bw.WriteString("\r\n")
+		for _, name := range f.ClientIPHeaders {
+			bw.Write(name)
+			bw.WriteString(": ")
+			bw.Write(f.ClientIP.AppendTo(x.num[:0]))
+			bw.WriteString("\r\n")
+		}
 	}
 	bw.WriteString("X-Forwarded-Proto: ")
 	if f.Proto == "https" {

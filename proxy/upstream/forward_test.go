@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,6 +95,8 @@ const hostile = "GET /p?q=1 HTTP/1.1\r\n" +
 	"X-Forwarded-Port: 443\r\n" +
 	"X-Real-IP: 6.6.6.6\r\n" +
 	"Forwarded: for=6.6.6.6\r\n" +
+	"CF-Connecting-IP: 6.6.6.6\r\n" +
+	"cf-connecting-ip: 7.7.7.7\r\n" +
 	"X-Bypass-Secret: s3cret\r\n" +
 	"Cookie: a=1; wr_pass=P; b=2\r\n" +
 	"Cookie: wr_ticket=T\r\n" +
@@ -105,6 +108,7 @@ func TestRequestHeaderRules(t *testing.T) {
 		name    string
 		cfg     Config
 		trusted []string
+		fw      func(*Forward)
 		want    map[string][]string // header → every value expected (nil: absent)
 	}{
 		{
@@ -129,6 +133,28 @@ func TestRequestHeaderRules(t *testing.T) {
 			},
 		},
 		{
+			name: "client address header, untrusted peer",
+			fw:   func(fw *Forward) { fw.ClientIPHeaders = [][]byte{[]byte("Cf-Connecting-Ip")}; fw.OwnXFF = true },
+			want: map[string][]string{
+				"Cf-Connecting-Ip": {"127.0.0.1"}, "X-Forwarded-For": {"127.0.0.1"}, "X-Real-Ip": {"127.0.0.1"},
+			},
+		},
+		{
+			// The client address was read from another header: the
+			// peer's X-Forwarded-For is not passed on.
+			name:    "client address header, trusted peer",
+			trusted: []string{"127.0.0.0/8"},
+			fw: func(fw *Forward) {
+				fw.ClientIP = netip.MustParseAddr("198.51.100.9")
+				fw.ClientIPHeaders = [][]byte{[]byte("Cf-Connecting-Ip")}
+				fw.OwnXFF = true
+			},
+			want: map[string][]string{
+				"Cf-Connecting-Ip": {"198.51.100.9"}, "X-Forwarded-For": {"198.51.100.9"}, "X-Real-Ip": {"198.51.100.9"},
+				"X-Forwarded-Port": {"443"},
+			},
+		},
+		{
 			name: "host rewritten",
 			cfg:  Config{Host: "origin.internal"},
 			want: map[string][]string{"Host": {"origin.internal"}, "X-Forwarded-Host": {"site.example"}},
@@ -139,7 +165,12 @@ func TestRequestHeaderRules(t *testing.T) {
 			rec := &recorder{}
 			o := testOrigin(t, tt.cfg, origin(t, rec.handle))
 			f := newFront(t, o, tt.trusted...)
-			f.fw = func(fw *Forward) { fw.Visitor, fw.Event = []byte("v-1"), []byte("summer") }
+			f.fw = func(fw *Forward) {
+				fw.Visitor, fw.Event = []byte("v-1"), []byte("summer")
+				if tt.fw != nil {
+					tt.fw(fw)
+				}
+			}
 			resp, body := roundTrip(t, f.addr, hostile)
 			if resp.StatusCode != 200 || body != "hello" {
 				t.Fatalf("got %d %q", resp.StatusCode, body)
