@@ -214,6 +214,9 @@ func normalize(cfg EventConfig) (EventConfig, error) {
 	if cfg.NoShowGrace <= 0 {
 		cfg.NoShowGrace = DefaultNoShowGrace
 	}
+	if cfg.CompleteGrace <= 0 {
+		cfg.CompleteGrace = DefaultCompleteGrace
+	}
 	if cfg.VisitorsPerSeat <= 0 {
 		cfg.VisitorsPerSeat = DefaultVisitorsPerSeat
 	}
@@ -249,6 +252,15 @@ type event struct {
 	controlMu sync.Mutex // serialises UpdateControl
 	leader    atomic.Bool
 	revoked   atomic.Pointer[map[string]time.Time]
+	// bars are the visitor bars as last read from the store (plus those
+	// made here since), replaced whole: the gate reads them without a
+	// lock. pending holds the bars made here that the store has not
+	// taken yet (completions are written at the next tick); npending is
+	// its size, so polls skip the lock when it is empty.
+	bars     atomic.Pointer[map[VisitorID]VisitorBar]
+	pendMu   sync.Mutex
+	pending  map[VisitorID]VisitorBar
+	npending atomic.Int32
 
 	tickMu   sync.Mutex // serialises ticks; guards what follows
 	ctrl     *Controller
@@ -316,6 +328,8 @@ func newEvent(e *Engine, cfg EventConfig) *event {
 	ev := &event{e: e, cfg: cfg, byName: map[string]*lane{}}
 	ev.control.Store(&Control{})
 	ev.revoked.Store(&map[string]time.Time{})
+	ev.bars.Store(&map[VisitorID]VisitorBar{})
+	ev.pending = map[VisitorID]VisitorBar{}
 	for _, lc := range cfg.Lanes {
 		l := &lane{cfg: lc, event: ev, draws: map[int]*drawnTranche{}, undrawn: map[int]int{},
 			live: newLiveness(cfg.QueueOpensAt), claimed: newBitset(), skipped: newBitset(),
@@ -499,6 +513,11 @@ func (e *Engine) status(ctx context.Context, ev *event, t Ticket, now time.Time)
 		res.Status.Kind, res.Status.Reason = StatusClosed, "closed"
 		return res, nil
 	}
+	if b, ok := ev.barred(t.Visitor); ok {
+		// Revoked, or done: no place, no pass, whatever the queue says.
+		res.Status.Kind, res.Status.Reason, res.Status.Refresh = StatusClosed, string(b.Reason), time.Minute
+		return res, nil
+	}
 	if t.Number == 0 {
 		n, renewed, err := ev.number(ctx, l, &res.Ticket, now)
 		if err != nil {
@@ -662,7 +681,7 @@ func (ev *event) admit(ctx context.Context, l *lane, res StatusResult, now time.
 		}
 	}
 	res.Status.Kind = StatusAdmitted
-	res.Pass = &Pass{ID: NewPassID(), Event: ev.cfg.ID, Visitor: res.Ticket.Visitor, Lane: l.cfg.Name, Number: n,
+	res.Pass = &Pass{ID: NewPassIDFor(res.Ticket.Visitor), Event: ev.cfg.ID, Visitor: res.Ticket.Visitor, Lane: l.cfg.Name, Number: n,
 		Binding: res.Ticket.Binding, IssuedAt: now, ExpiresAt: minTime(now.Add(session), until)}
 	return res, nil
 }
@@ -728,6 +747,7 @@ func (ev *event) tick(ctx context.Context, now time.Time) error {
 	if rv, err := s.Revocations(ctx, id); err == nil {
 		ev.revoked.Store(&rv)
 	}
+	ev.refreshBars(ctx, now)
 	lead, err := s.Lease(ctx, id, ev.e.opts.Replica, leaseTicks*ev.cfg.Controller.Tick)
 	if err != nil {
 		return err
