@@ -51,7 +51,7 @@ type event struct {
 	claims     map[string][]byte // per lane, bit n (most significant first, as Redis SETBIT) is number n
 	revoked    map[string]int64  // pass id → until (Unix ms)
 	bars       map[admission.VisitorID]barRecord
-	invites    map[string]int64  // code → forget (Unix ms; 0: never)
+	invites    map[string]int64 // code → forget (Unix ms; 0: never)
 	control    admission.Control
 	controller []byte
 	gen        uint64
