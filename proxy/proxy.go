@@ -430,7 +430,7 @@ func (p *Proxy) validPass(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr) *c
 		ev.counts.invalidPasses.Inc()
 		return nil
 	}
-	if p.engine.Revoked(ev.ID, ps.ID) {
+	if p.engine.PassRevoked(ev.ID, ps) {
 		ev.counts.revokedPasses.Inc()
 		return nil
 	}
@@ -473,8 +473,9 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass 
 	out := o.Forward(ctx, &fw)
 	if me != nil {
 		me.Done(tok, out.Status, out.Err != nil && !errors.Is(out.Err, upstream.ErrClient))
-		if out.Complete {
-			me.Complete(&pass.v.seen)
+		if out.Complete && me.Complete(&pass.v.seen) {
+			// Done: no new pass, and this one stops after the grace.
+			p.engine.Complete(r.ev.ID, pass.v.pass.Visitor)
 		}
 	}
 	if out.Err != nil {
