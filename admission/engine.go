@@ -46,6 +46,10 @@ type Options struct {
 	Rand io.Reader
 	// Logger receives warnings; slog.Default when nil.
 	Logger *slog.Logger
+	// ShadowKey marks the visitor ids of the shadow queue (see
+	// JoinRequest.Shadow): at least 32 bytes, the same on every replica;
+	// nil: no shadow queue.
+	ShadowKey []byte
 }
 
 // JoinRequest is a visitor asking for a place.
@@ -59,6 +63,9 @@ type JoinRequest struct {
 	// Existing is a ticket for this event the visitor presented, already
 	// verified: joining again returns it, the same place.
 	Existing *Ticket
+	// Shadow places the visitor in the shadow queue: drawn and shown a
+	// place like anyone, never admitted (needs Options.ShadowKey).
+	Shadow bool
 }
 
 // Credential proves membership of a presale lane: an invite code, or an
@@ -172,6 +179,10 @@ func New(opts Options, events ...EventConfig) (*Engine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.ShadowKey != nil && len(opts.ShadowKey) < 32 {
+		return nil, errors.New("admission: the shadow key must be at least 32 bytes")
+	}
+	opts.ShadowKey = slices.Clone(opts.ShadowKey)
 	if opts.Replica == "" {
 		var b [8]byte
 		io.ReadFull(rand.Reader, b[:])
@@ -412,8 +423,11 @@ func (e *Engine) Join(ctx context.Context, id string, req JoinRequest) (Ticket, 
 			return Ticket{}, Status{}, err
 		}
 	}
-	var v VisitorID
-	if _, err := io.ReadFull(e.opts.Rand, v[:]); err != nil {
+	if req.Shadow && !e.CanShadow() {
+		return Ticket{}, Status{}, errors.New("admission: a shadow join needs a shadow key")
+	}
+	v, err := ev.newVisitor(req.Shadow)
+	if err != nil {
 		return Ticket{}, Status{}, fmt.Errorf("admission: no randomness: %w", err)
 	}
 	t, err := ev.place(ctx, l, v, req.Binding, now)
@@ -643,6 +657,17 @@ func (ev *event) admit(ctx context.Context, l *lane, res StatusResult, now time.
 	grace, session := ev.cfg.NoShowGrace, ev.cfg.SessionDuration
 	reachedAt := l.reachedAt(n)
 	anchor := reachedAt
+	if ev.shadowed(&res.Ticket.Visitor) {
+		// Never admitted: told to wait, as a late visitor is for a tick,
+		// until their turn would have ended.
+		if !now.Before(reachedAt.Add(grace + session)) {
+			res.Status.Kind, res.Status.Reason = StatusClosed, "session_ended"
+			res.Status.Refresh = time.Minute
+			return res, nil
+		}
+		res.Status.Kind = StatusWaiting
+		return res, nil
+	}
 	switch {
 	case l.claimed.has(n):
 	case now.Sub(reachedAt) <= grace:
@@ -675,6 +700,7 @@ func (ev *event) admit(ctx context.Context, l *lane, res StatusResult, now time.
 		res.Status.Refresh = time.Minute
 		return res, nil
 	}
+
 	if l.claimed.set(n) {
 		if err := ev.e.opts.Store.Claim(ctx, ev.cfg.ID, l.cfg.Name, n); err != nil {
 			ev.e.log.Warn("admission: recording a claim failed", "event", ev.cfg.ID, "err", err)
@@ -1069,8 +1095,9 @@ func (ev *event) advance(ctx context.Context, l *lane, n int, rate float64, now 
 	for offered < target && k <= last && k-from < limit {
 		// Gone: polled, but not within the grace; or never polled though
 		// drawn more than a grace ago (live visitors poll every ≤ 30 s).
+		// Shadow visitors take no admission either.
 		t, polled := l.live.lastPoll(k)
-		if (polled && t.Before(gone)) || (!polled && drawnAt(k).Before(gone)) {
+		if (polled && t.Before(gone)) || (!polled && drawnAt(k).Before(gone)) || l.shadowAt(k) {
 			l.skipped.set(k)
 			skipped++
 		} else {
@@ -1089,6 +1116,26 @@ func (ev *event) advance(ctx context.Context, l *lane, n int, rate float64, now 
 	l.offers = append(l.offers, offer{at: now, from: from, to: to, skipped: skipped})
 	l.bump(v, now) // the estimator sees it at the next follow
 	return offered, nil
+}
+
+// shadowAt reports whether number n went to a shadow visitor (false when
+// the engine has no shadow key or n's draw is not loaded here).
+func (l *lane) shadowAt(n uint64) bool {
+	if len(l.event.e.opts.ShadowKey) == 0 {
+		return false
+	}
+	l.mu.RLock()
+	draws := l.drawList
+	i := sort.Search(len(draws), func(i int) bool { return draws[i].Next() > n })
+	var v VisitorID
+	ok := false
+	if i < len(draws) && n >= draws[i].First {
+		if d := l.draws[draws[i].Tranche]; d != nil && d.ordered != nil && n-d.draw.First < uint64(len(d.ordered)) {
+			v, ok = d.ordered[n-d.draw.First], true
+		}
+	}
+	l.mu.RUnlock()
+	return ok && l.event.shadowed(&v)
 }
 
 // drawTimes returns a function giving the draw time of numbers ≥ from,

@@ -148,8 +148,8 @@ func New(opts Options) (*Proxy, error) {
 		return nil, err
 	}
 	if d := opts.Defence; d != nil {
-		if d.PoW == nil || d.Scorer == nil || len(d.ShadowKey) < 32 {
-			return nil, errors.New("proxy: the bot defence needs a PoW, a scorer and a shadow key of at least 32 bytes")
+		if d.PoW == nil || d.Scorer == nil || !opts.Engine.CanShadow() {
+			return nil, errors.New("proxy: the bot defence needs a PoW, a scorer and an engine with a shadow key")
 		}
 		if d.TTL <= 0 {
 			d.TTL = DefaultChallengeTTL
