@@ -12,10 +12,20 @@ import (
 // tick on; the replica that made it honours it at once. The gate reads
 // the bars from memory (PassRevoked), never from the store.
 
+// known returns v's bar as the in-memory set has it: every bar read from
+// the store and every revocation made here, but not the completions made
+// here since the last tick (their passes work for a grace anyway). It
+// takes no lock: the gate and every status poll ask it.
+func (ev *event) known(v VisitorID) (VisitorBar, bool) {
+	b, ok := (*ev.bars.Load())[v]
+	return b, ok
+}
+
 // barred returns v's bar, if v is barred (whatever its From: no new pass
-// is minted for a barred visitor).
+// is minted for a barred visitor), including completions made here that
+// the store has not taken yet. Asked before minting a pass.
 func (ev *event) barred(v VisitorID) (VisitorBar, bool) {
-	if b, ok := (*ev.bars.Load())[v]; ok {
+	if b, ok := ev.known(v); ok {
 		return b, true
 	}
 	if ev.npending.Load() == 0 {
@@ -143,7 +153,8 @@ func (e *Engine) Complete(id string, v VisitorID) {
 
 // PassRevoked reports whether a (verified) pass of an event no longer
 // admits: its id is revoked, or its visitor is barred and the bar has
-// started. It reads memory only and allocates nothing.
+// started. It reads memory only, takes no lock and allocates nothing. A
+// completion stops the pass at the first tick after its grace.
 func (e *Engine) PassRevoked(id string, p *Pass) bool {
 	ev := e.events[id]
 	if ev == nil {
@@ -153,7 +164,7 @@ func (e *Engine) PassRevoked(id string, p *Pass) bool {
 	if until, ok := (*ev.revoked.Load())[p.ID]; ok && now.Before(until) {
 		return true
 	}
-	b, ok := ev.barred(p.Visitor)
+	b, ok := ev.known(p.Visitor)
 	return ok && !now.Before(b.From) && now.Before(b.Until)
 }
 

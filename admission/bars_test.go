@@ -176,3 +176,42 @@ func TestPassVisitor(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPassVisitor: a pass id resolves to a visitor only when it starts
+// with that visitor's id in lower-case hex and has NewPassIDFor's length.
+func FuzzPassVisitor(f *testing.F) {
+	f.Add(admission.NewPassIDFor(admission.NewVisitorID()))
+	f.Add(admission.NewPassID())
+	f.Add("")
+	f.Add("0123456789ABCDEF0123456789abcdef0123456789012345678901")
+	f.Fuzz(func(t *testing.T, id string) {
+		v, ok := admission.PassVisitor(id)
+		if !ok {
+			return
+		}
+		if len(id) != 54 || id[:32] != v.String() {
+			t.Fatalf("PassVisitor(%q) = %s", id, v)
+		}
+	})
+}
+
+// TestPassRevokedAllocatesNothing: the gate's check reads memory only.
+func TestPassRevokedAllocatesNothing(t *testing.T) {
+	r := newRig(t, event("show"))
+	r.at(t, time.Second)
+	barred := r.join(t, "show", admission.JoinRequest{})
+	if _, err := r.e.RevokeVisitor(ctx, "show", barred.Visitor); err != nil {
+		t.Fatal(err)
+	}
+	r.e.Complete("show", admission.NewVisitorID()) // a completion waiting for the tick
+	in := &admission.Pass{ID: admission.NewPassID(), Visitor: admission.NewVisitorID()}
+	out := &admission.Pass{ID: admission.NewPassID(), Visitor: barred.Visitor}
+	allocs := testing.AllocsPerRun(1000, func() {
+		if r.e.PassRevoked("show", in) || !r.e.PassRevoked("show", out) {
+			t.Fatal("wrong answer")
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("PassRevoked allocates %.1f times", allocs)
+	}
+}

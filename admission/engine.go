@@ -527,7 +527,7 @@ func (e *Engine) status(ctx context.Context, ev *event, t Ticket, now time.Time)
 		res.Status.Kind, res.Status.Reason = StatusClosed, "closed"
 		return res, nil
 	}
-	if b, ok := ev.barred(t.Visitor); ok {
+	if b, ok := ev.known(t.Visitor); ok {
 		// Revoked, or done: no place, no pass, whatever the queue says.
 		res.Status.Kind, res.Status.Reason, res.Status.Refresh = StatusClosed, string(b.Reason), time.Minute
 		return res, nil
@@ -657,6 +657,12 @@ func (ev *event) admit(ctx context.Context, l *lane, res StatusResult, now time.
 	grace, session := ev.cfg.NoShowGrace, ev.cfg.SessionDuration
 	reachedAt := l.reachedAt(n)
 	anchor := reachedAt
+	if b, ok := ev.barred(res.Ticket.Visitor); ok {
+		// Done here since the last tick: no new pass.
+		res.Status.Kind, res.Status.Reason, res.Status.Refresh = StatusClosed, string(b.Reason), time.Minute
+		res.Status.Position, res.Status.ETA = -1, ETA{Seconds: -1, Low: -1, High: -1}
+		return res, nil
+	}
 	if ev.shadowed(&res.Ticket.Visitor) {
 		// Never admitted: told to wait, as a late visitor is for a tick,
 		// until their turn would have ended.
