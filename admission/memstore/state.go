@@ -48,10 +48,10 @@ type event struct {
 	seeds      map[trancheKey][]byte
 	draws      map[string][]admission.Draw
 	serving    map[string]uint64
-	claims     map[string][]byte // per lane, bit n (most significant first, as Redis SETBIT) is number n
-	revoked    map[string]int64  // pass id → until (Unix ms)
-	bars       map[admission.VisitorID]barRecord
-	invites    map[string]int64 // code → forget (Unix ms; 0: never)
+	claims     map[string][]byte                 // per lane, bit n (most significant first, as Redis SETBIT) is number n
+	revoked    map[string]int64                  // pass id → until (Unix ms)
+	bars       map[admission.VisitorID]barRecord // visitor bars in force
+	invites    map[string]int64                  // code → forget (Unix ms; 0: never)
 	control    admission.Control
 	controller []byte
 	gen        uint64
