@@ -192,11 +192,15 @@ func (e *Engine) Known(ctx context.Context, id string, v VisitorID) (bool, error
 	}
 	cur := trancheAt(&ev.cfg, now)
 	for _, l := range ev.lanes {
-		var unknown []int // tranches whose order is not in memory here
+		// Drawn tranches are searched in memory; those not drawn yet (and
+		// a drawn one whose order is still loading) are read. A tranche
+		// before the last drawn one without a record was empty: a join
+		// that raced its close was placed again in a later one.
+		var unknown []int
+		drawnTo := int(l.drawnTo.Load())
 		l.mu.RLock()
-		for tr := 0; tr <= cur; tr++ {
-			d := l.draws[tr]
-			if d == nil || d.ordered == nil {
+		for tr, d := range l.draws {
+			if d.ordered == nil {
 				unknown = append(unknown, tr)
 				continue
 			}
@@ -206,6 +210,9 @@ func (e *Engine) Known(ctx context.Context, id string, v VisitorID) (bool, error
 			}
 		}
 		l.mu.RUnlock()
+		for tr := max(drawnTo+1, 0); tr <= cur; tr++ {
+			unknown = append(unknown, tr)
+		}
 		for _, tr := range unknown {
 			members, err := e.opts.Store.Members(ctx, id, l.cfg.Name, tr)
 			if err != nil {
