@@ -46,6 +46,10 @@ type Options struct {
 	Rand io.Reader
 	// Logger receives warnings; slog.Default when nil.
 	Logger *slog.Logger
+	// ShadowKey marks the visitor ids of the shadow queue (see
+	// JoinRequest.Shadow): at least 32 bytes, the same on every replica;
+	// nil: no shadow queue.
+	ShadowKey []byte
 }
 
 // JoinRequest is a visitor asking for a place.
@@ -59,6 +63,9 @@ type JoinRequest struct {
 	// Existing is a ticket for this event the visitor presented, already
 	// verified: joining again returns it, the same place.
 	Existing *Ticket
+	// Shadow places the visitor in the shadow queue: drawn and shown a
+	// place like anyone, never admitted (needs Options.ShadowKey).
+	Shadow bool
 }
 
 // Credential proves membership of a presale lane: an invite code, or an
@@ -172,6 +179,10 @@ func New(opts Options, events ...EventConfig) (*Engine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.ShadowKey != nil && len(opts.ShadowKey) < 32 {
+		return nil, errors.New("admission: the shadow key must be at least 32 bytes")
+	}
+	opts.ShadowKey = slices.Clone(opts.ShadowKey)
 	if opts.Replica == "" {
 		var b [8]byte
 		io.ReadFull(rand.Reader, b[:])
@@ -214,6 +225,9 @@ func normalize(cfg EventConfig) (EventConfig, error) {
 	if cfg.NoShowGrace <= 0 {
 		cfg.NoShowGrace = DefaultNoShowGrace
 	}
+	if cfg.CompleteGrace <= 0 {
+		cfg.CompleteGrace = DefaultCompleteGrace
+	}
 	if cfg.VisitorsPerSeat <= 0 {
 		cfg.VisitorsPerSeat = DefaultVisitorsPerSeat
 	}
@@ -249,6 +263,15 @@ type event struct {
 	controlMu sync.Mutex // serialises UpdateControl
 	leader    atomic.Bool
 	revoked   atomic.Pointer[map[string]time.Time]
+	// bars are the visitor bars as last read from the store (plus those
+	// made here since), replaced whole: the gate reads them without a
+	// lock. pending holds the bars made here that the store has not
+	// taken yet (completions are written at the next tick); npending is
+	// its size, so polls skip the lock when it is empty.
+	bars     atomic.Pointer[map[VisitorID]VisitorBar]
+	pendMu   sync.Mutex
+	pending  map[VisitorID]VisitorBar
+	npending atomic.Int32
 
 	tickMu   sync.Mutex // serialises ticks; guards what follows
 	ctrl     *Controller
@@ -316,6 +339,8 @@ func newEvent(e *Engine, cfg EventConfig) *event {
 	ev := &event{e: e, cfg: cfg, byName: map[string]*lane{}}
 	ev.control.Store(&Control{})
 	ev.revoked.Store(&map[string]time.Time{})
+	ev.bars.Store(&map[VisitorID]VisitorBar{})
+	ev.pending = map[VisitorID]VisitorBar{}
 	for _, lc := range cfg.Lanes {
 		l := &lane{cfg: lc, event: ev, draws: map[int]*drawnTranche{}, undrawn: map[int]int{},
 			live: newLiveness(cfg.QueueOpensAt), claimed: newBitset(), skipped: newBitset(),
@@ -398,8 +423,11 @@ func (e *Engine) Join(ctx context.Context, id string, req JoinRequest) (Ticket, 
 			return Ticket{}, Status{}, err
 		}
 	}
-	var v VisitorID
-	if _, err := io.ReadFull(e.opts.Rand, v[:]); err != nil {
+	if req.Shadow && !e.CanShadow() {
+		return Ticket{}, Status{}, errors.New("admission: a shadow join needs a shadow key")
+	}
+	v, err := ev.newVisitor(req.Shadow)
+	if err != nil {
 		return Ticket{}, Status{}, fmt.Errorf("admission: no randomness: %w", err)
 	}
 	t, err := ev.place(ctx, l, v, req.Binding, now)
@@ -497,6 +525,11 @@ func (e *Engine) status(ctx context.Context, ev *event, t Ticket, now time.Time)
 		return res, nil
 	case StateClosed:
 		res.Status.Kind, res.Status.Reason = StatusClosed, "closed"
+		return res, nil
+	}
+	if b, ok := ev.known(t.Visitor); ok {
+		// Revoked, or done: no place, no pass, whatever the queue says.
+		res.Status.Kind, res.Status.Reason, res.Status.Refresh = StatusClosed, string(b.Reason), time.Minute
 		return res, nil
 	}
 	if t.Number == 0 {
@@ -624,6 +657,23 @@ func (ev *event) admit(ctx context.Context, l *lane, res StatusResult, now time.
 	grace, session := ev.cfg.NoShowGrace, ev.cfg.SessionDuration
 	reachedAt := l.reachedAt(n)
 	anchor := reachedAt
+	if b, ok := ev.barred(res.Ticket.Visitor); ok {
+		// Done here since the last tick: no new pass.
+		res.Status.Kind, res.Status.Reason, res.Status.Refresh = StatusClosed, string(b.Reason), time.Minute
+		res.Status.Position, res.Status.ETA = -1, ETA{Seconds: -1, Low: -1, High: -1}
+		return res, nil
+	}
+	if ev.shadowed(&res.Ticket.Visitor) {
+		// Never admitted: told to wait, as a late visitor is for a tick,
+		// until their turn would have ended.
+		if !now.Before(reachedAt.Add(grace + session)) {
+			res.Status.Kind, res.Status.Reason = StatusClosed, "session_ended"
+			res.Status.Refresh = time.Minute
+			return res, nil
+		}
+		res.Status.Kind = StatusWaiting
+		return res, nil
+	}
 	switch {
 	case l.claimed.has(n):
 	case now.Sub(reachedAt) <= grace:
@@ -656,13 +706,14 @@ func (ev *event) admit(ctx context.Context, l *lane, res StatusResult, now time.
 		res.Status.Refresh = time.Minute
 		return res, nil
 	}
+
 	if l.claimed.set(n) {
 		if err := ev.e.opts.Store.Claim(ctx, ev.cfg.ID, l.cfg.Name, n); err != nil {
 			ev.e.log.Warn("admission: recording a claim failed", "event", ev.cfg.ID, "err", err)
 		}
 	}
 	res.Status.Kind = StatusAdmitted
-	res.Pass = &Pass{ID: NewPassID(), Event: ev.cfg.ID, Visitor: res.Ticket.Visitor, Lane: l.cfg.Name, Number: n,
+	res.Pass = &Pass{ID: NewPassIDFor(res.Ticket.Visitor), Event: ev.cfg.ID, Visitor: res.Ticket.Visitor, Lane: l.cfg.Name, Number: n,
 		Binding: res.Ticket.Binding, IssuedAt: now, ExpiresAt: minTime(now.Add(session), until)}
 	return res, nil
 }
@@ -728,6 +779,7 @@ func (ev *event) tick(ctx context.Context, now time.Time) error {
 	if rv, err := s.Revocations(ctx, id); err == nil {
 		ev.revoked.Store(&rv)
 	}
+	ev.refreshBars(ctx, now)
 	lead, err := s.Lease(ctx, id, ev.e.opts.Replica, leaseTicks*ev.cfg.Controller.Tick)
 	if err != nil {
 		return err
@@ -1049,8 +1101,9 @@ func (ev *event) advance(ctx context.Context, l *lane, n int, rate float64, now 
 	for offered < target && k <= last && k-from < limit {
 		// Gone: polled, but not within the grace; or never polled though
 		// drawn more than a grace ago (live visitors poll every ≤ 30 s).
+		// Shadow visitors take no admission either.
 		t, polled := l.live.lastPoll(k)
-		if (polled && t.Before(gone)) || (!polled && drawnAt(k).Before(gone)) {
+		if (polled && t.Before(gone)) || (!polled && drawnAt(k).Before(gone)) || l.shadowAt(k) {
 			l.skipped.set(k)
 			skipped++
 		} else {
@@ -1069,6 +1122,26 @@ func (ev *event) advance(ctx context.Context, l *lane, n int, rate float64, now 
 	l.offers = append(l.offers, offer{at: now, from: from, to: to, skipped: skipped})
 	l.bump(v, now) // the estimator sees it at the next follow
 	return offered, nil
+}
+
+// shadowAt reports whether number n went to a shadow visitor (false when
+// the engine has no shadow key or n's draw is not loaded here).
+func (l *lane) shadowAt(n uint64) bool {
+	if len(l.event.e.opts.ShadowKey) == 0 {
+		return false
+	}
+	l.mu.RLock()
+	draws := l.drawList
+	i := sort.Search(len(draws), func(i int) bool { return draws[i].Next() > n })
+	var v VisitorID
+	ok := false
+	if i < len(draws) && n >= draws[i].First {
+		if d := l.draws[draws[i].Tranche]; d != nil && d.ordered != nil && n-d.draw.First < uint64(len(d.ordered)) {
+			v, ok = d.ordered[n-d.draw.First], true
+		}
+	}
+	l.mu.RUnlock()
+	return ok && l.event.shadowed(&v)
 }
 
 // drawTimes returns a function giving the draw time of numbers ≥ from,

@@ -17,6 +17,48 @@ type Draw struct {
 	At      time.Time `json:"at"`
 }
 
+// VisitorBar keeps a visitor from being admitted again: once a replica
+// knows the bar, no status poll mints the visitor a pass, and the passes
+// they hold stop working at From. An operator's revocation takes effect
+// at once (From is when it was made); a visitor whose origin answered
+// X-Waitroom-Complete keeps their pass for a short grace (From is the
+// completion plus the grace), so the purchase's last pages still load.
+type VisitorBar struct {
+	Visitor VisitorID `json:"visitor"`
+	// From is when the visitor's passes stop working.
+	From time.Time `json:"from"`
+	// Until is when the bar may be forgotten: after every pass and every
+	// turn the visitor could still have is over.
+	Until time.Time `json:"until"`
+	// Reason is why the visitor is barred.
+	Reason BarReason `json:"reason"`
+}
+
+// BarReason is why a visitor is barred; it is what their status says
+// (StatusClosed with this reason).
+type BarReason string
+
+// Bar reasons.
+const (
+	BarRevoked   BarReason = "revoked"   // an operator revoked the visitor
+	BarCompleted BarReason = "completed" // the origin said the visitor is done
+)
+
+// Merge combines two bars of one visitor: the earlier From, the later
+// Until, and BarRevoked over BarCompleted.
+func (b VisitorBar) Merge(o VisitorBar) VisitorBar {
+	if o.From.Before(b.From) {
+		b.From = o.From
+	}
+	if o.Until.After(b.Until) {
+		b.Until = o.Until
+	}
+	if o.Reason == BarRevoked {
+		b.Reason = BarRevoked
+	}
+	return b
+}
+
 // Next is the first number after the draw.
 func (d Draw) Next() uint64 { return d.First + d.Count }
 
@@ -26,8 +68,8 @@ func (d Draw) Next() uint64 { return d.First + d.Count }
 // replicas. Implementations are safe for concurrent use; with redisstore,
 // by several processes.
 //
-// Durability: AppendMember, Seed, RecordDraw, Advance, Revoke, UseInvite
-// and SetControl are durable when they return. Claim and SaveController
+// Durability: AppendMember, Seed, RecordDraw, Advance, Revoke,
+// BarVisitors, UseInvite and SetControl are durable when they return. Claim and SaveController
 // may be batched (flushed at least once a second and on Close): losing the
 // last second of them after a crash only blurs a measurement. An
 // operation whose context ends may still take effect.
@@ -81,6 +123,14 @@ type Store interface {
 	// keeps the later time); Revocations lists the bars still in force.
 	Revoke(ctx context.Context, event, passID string, until time.Time) error
 	Revocations(ctx context.Context, event string) (map[string]time.Time, error)
+
+	// BarVisitors records bars on visitors (see VisitorBar). A visitor
+	// barred again keeps one bar: the earlier From, the later Until, and
+	// BarRevoked over BarCompleted. A bar whose Until is over is not
+	// recorded. VisitorBars lists the bars still in force (Until after
+	// now), one per visitor.
+	BarVisitors(ctx context.Context, event string, bars []VisitorBar) error
+	VisitorBars(ctx context.Context, event string) ([]VisitorBar, error)
 
 	// UseInvite marks an invite code used, reporting whether this was its
 	// first use. Uses are remembered at least until forget (zero: for

@@ -295,6 +295,27 @@ func NewPassID() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
+// NewPassIDFor returns a fresh pass id for visitor v: the visitor id in
+// hex (32 characters) then 128 random bits in base64url (22), so that an
+// operator revoking a pass by its id can bar its visitor (PassVisitor).
+// The id tells nothing the pass's vid claim does not.
+func NewPassIDFor(v VisitorID) string {
+	return v.String() + NewPassID()
+}
+
+// PassVisitor returns the visitor a pass id from NewPassIDFor names; ok
+// is false for any other string (a NewPassID id among them).
+func PassVisitor(passID string) (VisitorID, bool) {
+	if len(passID) != 2*len(VisitorID{})+22 {
+		return VisitorID{}, false
+	}
+	v, err := ParseVisitorID(passID[:2*len(VisitorID{})])
+	if err != nil || v.String() != passID[:2*len(VisitorID{})] {
+		return VisitorID{}, false // upper-case hex is not ours
+	}
+	return v, true
+}
+
 // ticketJSON is a ticket's JWT payload as signed; the JSON names are a
 // contract.
 type ticketJSON struct {

@@ -75,6 +75,7 @@ const (
 	DefaultTick            = time.Second
 	DefaultVisitorsPerSeat = 1.5
 	DefaultRefresh         = 5 * time.Second
+	DefaultCompleteGrace   = 30 * time.Second
 )
 
 // EventConfig is one event's queue: its schedule, lanes, caps and the
@@ -95,6 +96,11 @@ type EventConfig struct {
 	// to come (poll and take the pass) before counting as a no-show
 	// (default 2 min).
 	NoShowGrace time.Duration
+	// CompleteGrace is how long a visitor's pass keeps working after
+	// their origin answered X-Waitroom-Complete (default 30 s): the
+	// purchase's last pages still load, then the pass stops, and no status
+	// poll mints the visitor another one.
+	CompleteGrace time.Duration
 	// Lanes, besides the public lane (added when missing).
 	Lanes []LaneConfig
 	// Caps bound admission whatever the controller says.

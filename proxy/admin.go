@@ -44,7 +44,8 @@ const maxAdminBody = 64 << 10
 //	POST   /admin/v1/events/{id}/on-sale      undo sold-out
 //	PUT    /admin/v1/events/{id}/caps         {"max_active":N,"max_new_per_minute":M}
 //	DELETE /admin/v1/events/{id}/caps         back to the configured caps
-//	POST   /admin/v1/events/{id}/revoke       {"pass_id":"..."} bar a pass
+//	POST   /admin/v1/events/{id}/revoke       {"pass_id":"..."} or {"visitor_id":"..."}:
+//	                                          bar a visitor (and that pass); 404 if unknown
 //	GET    /metrics                           Prometheus
 //	GET    /healthz                           the process is up
 //	GET    /readyz                            it can serve
@@ -269,13 +270,15 @@ func (a *admin) setCaps(w http.ResponseWriter, r *http.Request) {
 
 func (a *admin) revoke(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		PassID string `json:"pass_id"`
+		PassID    string `json:"pass_id"`
+		VisitorID string `json:"visitor_id"`
 	}
 	if !decodeAdmin(w, r, &body) {
 		return
 	}
-	if body.PassID == "" || len(body.PassID) > 64 {
-		adminError(w, http.StatusBadRequest, "bad_request", "pass_id is required (at most 64 characters)")
+	if (body.PassID == "") == (body.VisitorID == "") || len(body.PassID) > 64 {
+		adminError(w, http.StatusBadRequest, "bad_request",
+			"give either pass_id (at most 64 characters) or visitor_id (32 hex digits)")
 		return
 	}
 	id := r.PathValue("id")
@@ -284,14 +287,53 @@ func (a *admin) revoke(w http.ResponseWriter, r *http.Request) {
 		a.failed(w, id, err)
 		return
 	}
-	// A pass never outlives its session: barring it that long is enough.
-	until := a.p.clock().Add(cfg.SessionDuration + cfg.NoShowGrace).UTC().Truncate(time.Second)
-	if err := a.p.engine.Revoke(r.Context(), id, body.PassID, until); err != nil {
+	// Which visitor: named, or the holder the pass id names.
+	unknown, what := "unknown_visitor", "no visitor with this id joined this event"
+	var v admission.VisitorID
+	if body.VisitorID != "" {
+		if v, err = admission.ParseVisitorID(body.VisitorID); err != nil || v.String() != body.VisitorID {
+			adminError(w, http.StatusBadRequest, "bad_request", "visitor_id must be 32 lower-case hex digits")
+			return
+		}
+	} else {
+		unknown, what = "unknown_pass", "this event issued no pass with this id"
+		var ok bool
+		if v, ok = admission.PassVisitor(body.PassID); !ok {
+			adminError(w, http.StatusNotFound, unknown, what)
+			return
+		}
+	}
+	known, err := a.p.engine.Known(r.Context(), id, v)
+	if err != nil {
 		a.failed(w, id, err)
 		return
 	}
-	a.p.log.Info("proxy: pass revoked", "event", id, "pass", body.PassID, "from", r.RemoteAddr)
-	adminJSON(w, http.StatusOK, map[string]any{"event": id, "pass_id": body.PassID, "revoked_until": until})
+	if !known {
+		adminError(w, http.StatusNotFound, unknown, what)
+		return
+	}
+	out := map[string]any{"event": id, "visitor_id": v.String()}
+	if body.PassID != "" {
+		// A pass never outlives its session: barring it that long is enough.
+		until := a.p.clock().Add(cfg.SessionDuration + cfg.NoShowGrace).UTC().Truncate(time.Second)
+		if err := a.p.engine.Revoke(r.Context(), id, body.PassID, until); err != nil {
+			a.failed(w, id, err)
+			return
+		}
+		out["pass_id"], out["revoked_until"] = body.PassID, until
+	}
+	// The holder too, or their next status poll would mint a new pass.
+	bar, err := a.p.engine.RevokeVisitor(r.Context(), id, v)
+	if err != nil {
+		a.failed(w, id, err)
+		return
+	}
+	out["visitor_revoked_until"] = bar.Until.UTC().Truncate(time.Second)
+	if body.PassID == "" {
+		out["revoked_until"] = out["visitor_revoked_until"]
+	}
+	a.p.log.Info("proxy: visitor revoked", "event", id, "visitor", v.String(), "pass", body.PassID, "from", r.RemoteAddr)
+	adminJSON(w, http.StatusOK, out)
 }
 
 // decodeAdmin reads a small JSON body strictly; it answers 400 itself.

@@ -108,12 +108,9 @@ func (p *Proxy) serveAPI(ctx *fasthttp.RequestCtx, rest []byte) {
 	}
 }
 
-// cachedTicket is a verified ticket as the ticket cache keeps it, with
-// whether it is a shadow ticket: that costs a SHA-256, paid once per
-// ticket rather than on every status poll.
+// cachedTicket is a verified ticket as the ticket cache keeps it.
 type cachedTicket struct {
 	admission.Ticket
-	shadow bool
 }
 
 // ticket returns the request's ticket for ev when it is valid (cached, or
@@ -140,8 +137,7 @@ func (p *Proxy) ticket(ctx *fasthttp.RequestCtx, ev *event, bh *bindingHash, now
 
 // cacheTicket keeps a verified or just signed ticket under its token.
 func (p *Proxy) cacheTicket(tok string, t admission.Ticket) *cached[cachedTicket] {
-	shadow := p.isShadow(&t)
-	return p.tickets.add(tok, func(v *cachedTicket) { *v = cachedTicket{Ticket: t, shadow: shadow} })
+	return p.tickets.add(tok, func(v *cachedTicket) { *v = cachedTicket{Ticket: t} })
 }
 
 // status answers a status poll: O(1) for a drawn ticket, from the ticket
@@ -154,11 +150,6 @@ func (p *Proxy) status(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, ret [
 	if !ok {
 		ev.counts.statusNoTicket.Inc()
 		writeError(ctx, fasthttp.StatusUnauthorized, errNoTicket)
-		return
-	}
-	if t.shadow {
-		st := p.shadowStatus(ev, &t.Ticket, now)
-		p.writeStatus(ctx, ev, &st, &t.Ticket, ret)
 		return
 	}
 	res, err := p.engine.Status(p.base, ev.ID, t.Ticket)
@@ -255,11 +246,6 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 	jr := admission.JoinRequest{Lane: req.Lane, Binding: bh.String(),
 		Credential: admission.Credential{Invite: req.Invite, Account: req.Account, AccountProof: req.AccountProof}}
 	if t, ok := p.ticket(ctx, ev, &bh, now); ok {
-		if t.shadow {
-			st := p.shadowStatus(ev, &t.Ticket, now)
-			p.writeStatus(ctx, ev, &st, &t.Ticket, nil)
-			return
-		}
 		jr.Existing = &t.Ticket
 	}
 	if jr.Existing == nil && ev.Challenge != nil {
@@ -268,10 +254,9 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 			ev.counts.joins("refused").Inc()
 			return
 		}
-		if shadow {
-			p.shadowJoin(ctx, ev, bh.String(), now)
-			return
-		}
+		// A shadowed visitor joins like anyone, into a place the engine
+		// never admits; nothing in the answer tells them.
+		jr.Shadow = shadow
 	}
 	ticket, st, err := p.engine.Join(p.base, ev.ID, jr)
 	switch {
@@ -302,10 +287,13 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 			return
 		}
 	}
-	if jr.Existing == nil {
+	switch {
+	case jr.Existing == nil && jr.Shadow:
+		ev.counts.joins("shadowed").Inc()
+	case jr.Existing == nil:
 		ev.counts.joins("joined").Inc()
 		p.notify(Notice{Kind: "joined", Event: ev.ID, Visitor: ticket.Visitor.String(), Lane: ticket.Lane, Score: -1})
-	} else {
+	default:
 		ev.counts.joins("rejoined").Inc()
 	}
 	if st.Kind == admission.StatusAdmitted {

@@ -3,10 +3,8 @@ package proxy
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"log/slog"
 	"net"
@@ -18,7 +16,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
-	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/internal/jsonenc"
 )
@@ -32,9 +29,6 @@ type Defence struct {
 	// TTL is how long a challenge may be solved and redeemed; 0 means
 	// DefaultChallengeTTL.
 	TTL time.Duration
-	// ShadowKey marks the visitor ids of shadow-queued visitors (at least
-	// 32 bytes, the same on every replica).
-	ShadowKey []byte
 	// JA4Header is the header a trusted front proxy puts the client's JA4
 	// in; "" for none.
 	JA4Header string
@@ -255,7 +249,7 @@ func (p *Proxy) challengeFor(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr)
 		work = ev.Challenge.Heavy
 	case challenge.ActionHeavyPoW, challenge.ActionShadow:
 		// A shadowed visitor is not told: they get the heavy work, and
-		// their join succeeds into a queue that never moves.
+		// their join succeeds into a place that is never admitted.
 		work = ev.Challenge.Heavy
 	}
 	token, c, err := p.opts.Defence.PoW.Issue(challenge.IssueParams{Event: ev.ID,
@@ -385,102 +379,9 @@ func (p *Proxy) captchaPassed(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr
 	}
 }
 
-// Shadow queue. A shadowed visitor's ticket is signed like any other, but
-// its visitor id carries a mark only the key holder can compute: 12
-// random bytes, then 4 bytes of SHA-256(key, event, those 12). The engine
-// never hears of them; their status is made up from the real queue's
-// figures and never reaches the front.
-
-// shadowTag computes the mark of id's first 12 bytes for event.
-func shadowTag(key []byte, event string, id *admission.VisitorID) [4]byte {
-	var buf [256]byte
-	b := append(buf[:0], key...)
-	b = append(b, 0)
-	b = append(b, event...)
-	b = append(b, 0)
-	b = append(b, id[:12]...)
-	sum := sha256.Sum256(b)
-	return [4]byte(sum[:4])
-}
-
-// isShadow reports whether t is a shadow ticket of an event with a
-// challenge.
-func (p *Proxy) isShadow(t *admission.Ticket) bool {
-	ev := p.events[t.Event]
-	if ev == nil || ev.Challenge == nil || p.opts.Defence == nil {
-		return false
-	}
-	tag := shadowTag(p.opts.Defence.ShadowKey, ev.ID, &t.Visitor)
-	return bytes.Equal(tag[:], t.Visitor[12:])
-}
-
-// shadowTicket mints a shadow ticket for ev.
-func (p *Proxy) shadowTicket(ev *event, binding string, now time.Time) (admission.Ticket, error) {
-	var v admission.VisitorID
-	if _, err := randRead(v[:12]); err != nil {
-		return admission.Ticket{}, err
-	}
-	tag := shadowTag(p.opts.Defence.ShadowKey, ev.ID, &v)
-	copy(v[12:], tag[:])
-	return admission.NewTicket(&ev.cfg, admission.PublicLane, v, binding, now), nil
-}
-
-// shadowStatus is a shadow ticket's status: the back of the real queue,
-// as long as the event sells; its true end when it stops.
-func (p *Proxy) shadowStatus(ev *event, t *admission.Ticket, now time.Time) admission.Status {
-	f := p.engine.Figures(ev.ID)
-	st := admission.Status{Event: ev.ID, Lane: t.Lane, OnSaleAt: ev.cfg.OnSaleAt, Position: -1,
-		ETA: admission.ETA{Seconds: -1, Low: -1, High: -1}, Refresh: admission.DefaultRefresh}
-	switch f.State {
-	case admission.StateSoldOut:
-		st.Kind, st.Refresh = admission.StatusSoldOut, time.Minute
-		return st
-	case admission.StateClosed:
-		st.Kind, st.Reason, st.Refresh = admission.StatusClosed, "closed", time.Minute
-		return st
-	case admission.StatePaused:
-		st.Kind = admission.StatusPaused
-		return st
-	}
-	if now.Before(ev.cfg.OnSaleAt) {
-		st.Kind, st.DrawAt = admission.StatusWaitingForDraw, ev.cfg.OnSaleAt
-		return st
-	}
-	l := f.Lanes[admission.PublicLane]
-	// Behind everyone, plus a steady few hundred that depend on the id,
-	// so two shadowed bots do not see the same figure.
-	ahead := int64(l.Waiting) + int64(l.Undrawn) + 100 + int64(binary.BigEndian.Uint16(t.Visitor[:2])%400)
-	st.Kind, st.Position = admission.StatusWaiting, ahead
-	if l.RateMid > 0 {
-		st.ETA = admission.ETA{Seconds: int(float64(ahead) / l.RateMid), Low: int(float64(ahead) / max(l.RateHigh, l.RateMid)),
-			High: int(float64(ahead) / max(l.RateLow, l.RateMid/4))}
-	}
-	return st
-}
-
-// shadowJoin answers a join the bot defence shadows: a ticket like any
-// other, into a queue that never moves.
-func (p *Proxy) shadowJoin(ctx *fasthttp.RequestCtx, ev *event, binding string, now time.Time) {
-	t, err := p.shadowTicket(ev, binding, now)
-	if err != nil {
-		p.log.Error("proxy: minting a shadow ticket failed", "event", ev.ID, "err", err)
-		writeError(ctx, fasthttp.StatusInternalServerError, errInternal)
-		return
-	}
-	if !p.setTicket(ctx, ev, t) {
-		return
-	}
-	ev.counts.joins("shadowed").Inc()
-	st := p.shadowStatus(ev, &t, now)
-	p.writeStatus(ctx, ev, &st, &t, nil)
-}
-
 // notify tells Options.Notify, if set.
 func (p *Proxy) notify(n Notice) {
 	if p.opts.Notify != nil {
 		p.opts.Notify(n)
 	}
 }
-
-// randRead fills b from crypto/rand.
-var randRead = rand.Read

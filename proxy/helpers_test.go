@@ -128,7 +128,8 @@ func newRig(t testing.TB, opts ...rigOption) *rig {
 	}
 	t.Cleanup(func() { s.Close() })
 	r.store = s
-	r.engine, err = admission.New(admission.Options{Store: s, Clock: r.clk.Now, Replica: "test", Logger: quiet}, showEvent(),
+	r.engine, err = admission.New(admission.Options{Store: s, Clock: r.clk.Now, Replica: "test", Logger: quiet,
+		ShadowKey: []byte(testSecret)}, showEvent(),
 		admission.EventConfig{ID: "other", QueueOpensAt: t0.Add(-time.Hour), OnSaleAt: t0.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)

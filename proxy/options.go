@@ -182,8 +182,9 @@ const (
 // passes: a token presented with other signals is refused.
 type Binding struct {
 	UserAgent bool
-	// IPPrefix binds to the client's /24 (IPv4) or /48 (IPv6). Mobile
-	// visitors change addresses, so it is off by default.
+	// IPPrefix binds to the client's /24 (IPv4) or /48 (IPv6). The
+	// configuration turns it on by default (serve.binding); a visitor
+	// whose network changes then needs a new ticket.
 	IPPrefix bool
 }
 

@@ -170,8 +170,8 @@ func New(opts Options) (*Proxy, error) {
 		return nil, err
 	}
 	if d := opts.Defence; d != nil {
-		if d.PoW == nil || d.Scorer == nil || len(d.ShadowKey) < 32 {
-			return nil, errors.New("proxy: the bot defence needs a PoW, a scorer and a shadow key of at least 32 bytes")
+		if d.PoW == nil || d.Scorer == nil || !opts.Engine.CanShadow() {
+			return nil, errors.New("proxy: the bot defence needs a PoW, a scorer and an engine with a shadow key")
 		}
 		if d.TTL <= 0 {
 			d.TTL = DefaultChallengeTTL
@@ -585,7 +585,7 @@ func (p *Proxy) validPass(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr) *c
 		ev.counts.invalidPasses.Inc()
 		return nil
 	}
-	if p.engine.Revoked(ev.ID, ps.ID) {
+	if p.engine.PassRevoked(ev.ID, ps) {
 		ev.counts.revokedPasses.Inc()
 		return nil
 	}
@@ -632,8 +632,9 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass 
 	out := o.Forward(ctx, &fw)
 	if me != nil {
 		me.Done(tok, out.Status, out.Err != nil && !errors.Is(out.Err, upstream.ErrClient))
-		if out.Complete {
-			me.Complete(&pass.v.seen)
+		if out.Complete && me.Complete(&pass.v.seen) {
+			// Done: no new pass, and this one stops after the grace.
+			p.engine.Complete(r.ev.ID, pass.v.pass.Visitor)
 		}
 	}
 	if out.Err != nil {

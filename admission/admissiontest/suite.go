@@ -56,6 +56,8 @@ func Run(t *testing.T, h Harness) {
 		{"ClaimedRanges", testClaimedRanges},
 		{"Revocations", testRevocations},
 		{"RevocationsExpire", testRevocationsExpire},
+		{"VisitorBars", testVisitorBars},
+		{"VisitorBarsExpire", testVisitorBarsExpire},
 		{"Invites", testInvites},
 		{"InvitesConcurrent", testInvitesConcurrent},
 		{"Control", testControl},
@@ -241,6 +243,9 @@ func testEmpty(t *testing.T, s admission.Store) {
 	check(t, err)
 	if len(r) != 0 {
 		t.Fatalf("Revocations of a new event = %v", r)
+	}
+	if b, err := s.VisitorBars(ctx, ev); err != nil || len(b) != 0 {
+		t.Fatalf("VisitorBars of a new event = %v, %v", b, err)
 	}
 	c, err := s.Control(ctx, ev)
 	check(t, err)
@@ -698,6 +703,83 @@ func testRevocationsExpire(t *testing.T, s admission.Store) {
 	}
 }
 
+// bars returns an event's visitor bars by visitor, checking there is one
+// per visitor.
+func bars(t *testing.T, s admission.Store, ev string) map[admission.VisitorID]admission.VisitorBar {
+	t.Helper()
+	list, err := s.VisitorBars(ctx, ev)
+	check(t, err)
+	out := map[admission.VisitorID]admission.VisitorBar{}
+	for _, b := range list {
+		if _, dup := out[b.Visitor]; dup {
+			t.Fatalf("VisitorBars lists %s twice", b.Visitor)
+		}
+		out[b.Visitor] = b
+	}
+	return out
+}
+
+func wantBar(t *testing.T, got admission.VisitorBar, from, until time.Time, reason admission.BarReason) {
+	t.Helper()
+	if !near(got.From, from) || !near(got.Until, until) || got.Reason != reason {
+		t.Fatalf("bar = from %v until %v %s, want from %v until %v %s", got.From, got.Until, got.Reason, from, until, reason)
+	}
+}
+
+// testVisitorBars: bars round-trip per event, merge per visitor (earlier
+// from, later until, revoked over completed), and a bar already over is
+// not recorded.
+func testVisitorBars(t *testing.T, s admission.Store) {
+	ev := NewEventID()
+	v := ids(4)
+	now := time.Now()
+	hour := now.Add(time.Hour)
+	check(t, s.BarVisitors(ctx, ev, []admission.VisitorBar{
+		{Visitor: v[0], From: now, Until: hour, Reason: admission.BarRevoked},
+		{Visitor: v[1], From: now.Add(30 * time.Second), Until: hour, Reason: admission.BarCompleted},
+		{Visitor: v[2], From: now, Until: now.Add(-time.Second), Reason: admission.BarRevoked}, // already over
+	}))
+	check(t, s.BarVisitors(ctx, NewEventID(), []admission.VisitorBar{{Visitor: v[3], From: now, Until: hour, Reason: admission.BarRevoked}}))
+	check(t, s.BarVisitors(ctx, ev, nil))
+	b := bars(t, s, ev)
+	if len(b) != 2 {
+		t.Fatalf("VisitorBars = %v, want 2 bars", b)
+	}
+	wantBar(t, b[v[0]], now, hour, admission.BarRevoked)
+	wantBar(t, b[v[1]], now.Add(30*time.Second), hour, admission.BarCompleted)
+
+	// Barring again merges: a revocation of a completed visitor starts at
+	// once and says revoked; a later completion of a revoked one changes
+	// nothing but a later until.
+	check(t, s.BarVisitors(ctx, ev, []admission.VisitorBar{
+		{Visitor: v[1], From: now.Add(time.Second), Until: now.Add(time.Minute), Reason: admission.BarRevoked},
+		{Visitor: v[0], From: now.Add(time.Minute), Until: hour.Add(time.Hour), Reason: admission.BarCompleted},
+	}))
+	b = bars(t, s, ev)
+	wantBar(t, b[v[0]], now, hour.Add(time.Hour), admission.BarRevoked)
+	wantBar(t, b[v[1]], now.Add(time.Second), hour, admission.BarRevoked)
+
+	if err := s.BarVisitors(ctx, ev, []admission.VisitorBar{{Visitor: v[2], From: now, Until: hour, Reason: "because"}}); err == nil {
+		t.Fatal("BarVisitors took an unknown reason")
+	}
+}
+
+// testVisitorBarsExpire: a bar whose until is over is no longer listed.
+func testVisitorBarsExpire(t *testing.T, s admission.Store) {
+	ev := NewEventID()
+	v := ids(2)
+	now := time.Now()
+	check(t, s.BarVisitors(ctx, ev, []admission.VisitorBar{
+		{Visitor: v[0], From: now, Until: now.Add(300 * time.Millisecond), Reason: admission.BarCompleted},
+		{Visitor: v[1], From: now, Until: now.Add(time.Hour), Reason: admission.BarRevoked},
+	}))
+	time.Sleep(600 * time.Millisecond)
+	b := bars(t, s, ev)
+	if _, ok := b[v[0]]; ok || len(b) != 1 {
+		t.Fatalf("VisitorBars after the short bar ran out = %v", b)
+	}
+}
+
 // testInvites: an invite's first use says so, later ones don't, per code
 // and event.
 func testInvites(t *testing.T, s admission.Store) {
@@ -884,6 +966,10 @@ func testPersistence(t *testing.T, h Harness) {
 	check(t, s.Claim(ctx, ev, "presale", 1))
 	until := time.Now().Add(time.Hour)
 	check(t, s.Revoke(ctx, ev, "pass-1", until))
+	now := time.Now()
+	check(t, s.BarVisitors(ctx, ev, []admission.VisitorBar{
+		{Visitor: v[5], From: now.Add(30 * time.Second), Until: until, Reason: admission.BarCompleted},
+		{Visitor: v[4], From: now, Until: until, Reason: admission.BarRevoked}}))
 	if !useInvite(t, s, ev, "code-1", time.Now().Add(time.Hour)) {
 		t.Fatal("first use is not first")
 	}
@@ -915,6 +1001,12 @@ func testPersistence(t *testing.T, h Harness) {
 	}
 	if r := revocations(t, s, ev); len(r) != 1 || !near(r["pass-1"], until) {
 		t.Fatalf("Revocations after reopen = %v", r)
+	}
+	if b := bars(t, s, ev); len(b) != 2 {
+		t.Fatalf("VisitorBars after reopen = %v", b)
+	} else {
+		wantBar(t, b[v[5]], now.Add(30*time.Second), until, admission.BarCompleted)
+		wantBar(t, b[v[4]], now, until, admission.BarRevoked)
 	}
 	if useInvite(t, s, ev, "code-1", time.Now().Add(time.Hour)) {
 		t.Fatal("an invite used before the reopen is first again")

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,9 +48,10 @@ type event struct {
 	seeds      map[trancheKey][]byte
 	draws      map[string][]admission.Draw
 	serving    map[string]uint64
-	claims     map[string][]byte // per lane, bit n (most significant first, as Redis SETBIT) is number n
-	revoked    map[string]int64  // pass id → until (Unix ms)
-	invites    map[string]int64  // code → forget (Unix ms; 0: never)
+	claims     map[string][]byte                 // per lane, bit n (most significant first, as Redis SETBIT) is number n
+	revoked    map[string]int64                  // pass id → until (Unix ms)
+	bars       map[admission.VisitorID]barRecord // visitor bars in force
+	invites    map[string]int64                  // code → forget (Unix ms; 0: never)
 	control    admission.Control
 	controller []byte
 	gen        uint64
@@ -66,7 +68,7 @@ func newEvent(s *Store, name string) *event {
 	return &event{s: s, name: name, dir: filepath.Join(s.opts.Dir, "events", escape(name)),
 		tranches: map[trancheKey]*memberLog{}, seeds: map[trancheKey][]byte{},
 		draws: map[string][]admission.Draw{}, serving: map[string]uint64{}, claims: map[string][]byte{},
-		revoked: map[string]int64{}, invites: map[string]int64{}}
+		revoked: map[string]int64{}, bars: map[admission.VisitorID]barRecord{}, invites: map[string]int64{}}
 }
 
 // ensureDir creates the event's directory and makes its entry durable.
@@ -184,9 +186,18 @@ type stateFile struct {
 	Serving    map[string]uint64           `json:"serving,omitempty"`
 	Claims     map[string][]byte           `json:"claims,omitempty"`
 	Revoked    map[string]int64            `json:"revoked,omitempty"`
+	Bars       []barRecord                 `json:"bars,omitempty"`
 	Invites    map[string]int64            `json:"invites,omitempty"`
 	Control    admission.Control           `json:"control"`
 	Controller []byte                      `json:"controller,omitempty"`
+}
+
+// barRecord is a visitor bar as kept and written (times in Unix ms).
+type barRecord struct {
+	Visitor admission.VisitorID `json:"visitor"`
+	From    int64               `json:"from"`
+	Until   int64               `json:"until"`
+	Reason  admission.BarReason `json:"reason"`
 }
 
 type seedRecord struct {
@@ -207,6 +218,11 @@ func (e *event) capture() (*stateFile, uint64) {
 			delete(e.revoked, id)
 		}
 	}
+	for v, b := range e.bars {
+		if b.Until <= now {
+			delete(e.bars, v)
+		}
+	}
 	for code, forget := range e.invites {
 		if forget != 0 && forget <= now {
 			delete(e.invites, code)
@@ -215,6 +231,10 @@ func (e *event) capture() (*stateFile, uint64) {
 	st := &stateFile{Format: stateFormat, Event: e.name, Draws: map[string][]admission.Draw{},
 		Serving: maps.Clone(e.serving), Claims: map[string][]byte{}, Revoked: maps.Clone(e.revoked),
 		Invites: maps.Clone(e.invites), Control: copyControl(e.control), Controller: e.controller}
+	for _, b := range e.bars {
+		st.Bars = append(st.Bars, b)
+	}
+	slices.SortFunc(st.Bars, func(a, b barRecord) int { return bytes.Compare(a.Visitor[:], b.Visitor[:]) })
 	for t, seed := range e.seeds {
 		st.Seeds = append(st.Seeds, seedRecord{Lane: t.lane, Tranche: t.n, Seed: seed})
 	}
@@ -260,6 +280,9 @@ func (e *event) loadState() error {
 	maps.Copy(e.serving, st.Serving)
 	maps.Copy(e.claims, st.Claims)
 	maps.Copy(e.revoked, st.Revoked)
+	for _, b := range st.Bars {
+		e.bars[b.Visitor] = b
+	}
 	maps.Copy(e.invites, st.Invites)
 	e.control = st.Control
 	if len(st.Controller) > 0 {

@@ -537,6 +537,67 @@ func (s *Store) Revocations(ctx context.Context, event string) (map[string]time.
 	return out, e.persist(ctx, gen, false)
 }
 
+// BarVisitors implements admission.Store. Times are kept to the
+// millisecond.
+func (s *Store) BarVisitors(ctx context.Context, event string, bars []admission.VisitorBar) error {
+	if err := s.enter(event); err != nil {
+		return err
+	}
+	defer s.life.RUnlock()
+	for _, b := range bars {
+		if b.Reason != admission.BarRevoked && b.Reason != admission.BarCompleted {
+			return fmt.Errorf("memstore: unknown bar reason %q", b.Reason)
+		}
+	}
+	now := s.now()
+	e := s.event(event, true)
+	e.mu.Lock()
+	for _, nb := range bars {
+		r := barRecord{Visitor: nb.Visitor, From: nb.From.UnixMilli(), Until: nb.Until.UnixMilli(), Reason: nb.Reason}
+		if r.Until <= now {
+			continue // no longer in force: nothing to remember
+		}
+		if old, ok := e.bars[r.Visitor]; ok && old.Until > now {
+			r.From, r.Until = min(r.From, old.From), max(r.Until, old.Until)
+			if old.Reason == admission.BarRevoked {
+				r.Reason = admission.BarRevoked
+			}
+			if r == old {
+				continue
+			}
+		}
+		e.bars[r.Visitor] = r
+		e.changed()
+	}
+	gen := e.gen
+	e.mu.Unlock()
+	return e.persist(ctx, gen, false)
+}
+
+// VisitorBars implements admission.Store.
+func (s *Store) VisitorBars(ctx context.Context, event string) ([]admission.VisitorBar, error) {
+	if err := s.enter(event); err != nil {
+		return nil, err
+	}
+	defer s.life.RUnlock()
+	out := []admission.VisitorBar{}
+	e := s.event(event, false)
+	if e == nil {
+		return out, nil
+	}
+	now := s.now()
+	e.mu.Lock()
+	for _, b := range e.bars {
+		if b.Until > now {
+			out = append(out, admission.VisitorBar{Visitor: b.Visitor, From: time.UnixMilli(b.From),
+				Until: time.UnixMilli(b.Until), Reason: b.Reason})
+		}
+	}
+	gen := e.gen
+	e.mu.Unlock()
+	return out, e.persist(ctx, gen, false)
+}
+
 // UseInvite implements admission.Store. A zero forget remembers the use
 // for good; a forget already past is forgotten at once (as Redis does
 // with SET … PXAT in the past).

@@ -13,6 +13,8 @@
 //	p serving                serving counters (hash: lane -> decimal, raised by a Lua max)
 //	p claims:<lane>          claims (bitmap: SETBIT number)
 //	p revoked                revocations (zset: score until in Unix ms, pruned on use)
+//	p bars                   visitor bars (hash: 16 raw bytes -> "from:until:reason", ms)
+//	p barexp                 their expiry (zset: score until, member visitor; pruned on use)
 //	p inv:<code>             an invite use (SET NX PXAT forget)
 //	p control                an operator's overrides (JSON)
 //	p controller             the controller's state (raw bytes)
@@ -22,7 +24,8 @@
 // with a fallback to EVAL on NOSCRIPT. Concurrent AppendMember and Claim
 // calls are sent in shared pipelines. Members are read back with
 // GETRANGE in 16 MiB pieces, so ten million of them never need one
-// 160 MB reply. Revocations run out by the Redis server's clock.
+// 160 MB reply. Revocations and visitor bars run out by the Redis
+// server's clock.
 //
 // Durability is Redis's: the admission Redis must run with appendonly
 // yes and appendfsync always for AppendMember and the other durable

@@ -29,6 +29,8 @@ var (
 	scriptRevoke      = load("revoke")
 	scriptRevocations = load("revocations")
 	scriptLease       = load("lease")
+	scriptBar         = load("bar")
+	scriptBars        = load("bars")
 )
 
 func load(name string) *redis.Script {
@@ -413,6 +415,83 @@ func (s *Store) Revocations(ctx context.Context, event string) (map[string]time.
 		out[raw[i]] = time.UnixMilli(int64(ms))
 	}
 	return out, nil
+}
+
+// maxBarsPerCall bounds the bars one script call records, so a large
+// batch does not block Redis for long.
+const maxBarsPerCall = 500
+
+// BarVisitors implements admission.Store: visitors are hash fields (the
+// 16 raw bytes), with an expiry index. Times are kept to the millisecond.
+func (s *Store) BarVisitors(ctx context.Context, event string, bars []admission.VisitorBar) error {
+	if err := checkEvent(event); err != nil {
+		return err
+	}
+	keys := []string{s.key(event, "bars"), s.key(event, "barexp")}
+	for len(bars) > 0 {
+		n := min(len(bars), maxBarsPerCall)
+		args := make([]any, 0, 4*n)
+		for _, b := range bars[:n] {
+			switch b.Reason {
+			case admission.BarRevoked, admission.BarCompleted:
+			default:
+				return fmt.Errorf("redisstore: unknown bar reason %q", b.Reason)
+			}
+			args = append(args, string(b.Visitor[:]), b.From.UnixMilli(), b.Until.UnixMilli(), string(b.Reason))
+		}
+		if err := scriptBar.Run(ctx, s.c, keys, args...).Err(); err != nil {
+			return fail(err)
+		}
+		bars = bars[n:]
+	}
+	return nil
+}
+
+// VisitorBars implements admission.Store.
+func (s *Store) VisitorBars(ctx context.Context, event string) ([]admission.VisitorBar, error) {
+	if err := checkEvent(event); err != nil {
+		return nil, err
+	}
+	raw, err := scriptBars.Run(ctx, s.c, []string{s.key(event, "bars"), s.key(event, "barexp")}).StringSlice()
+	if err != nil {
+		return nil, fail(err)
+	}
+	out := make([]admission.VisitorBar, 0, len(raw)/2)
+	for i := 0; i+1 < len(raw); i += 2 {
+		b, err := parseBar(raw[i], raw[i+1])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// parseBar reads a bar as the bar script stores it.
+func parseBar(visitor, value string) (admission.VisitorBar, error) {
+	var b admission.VisitorBar
+	bad := func() (admission.VisitorBar, error) {
+		return admission.VisitorBar{}, fmt.Errorf("redisstore: bad visitor bar %q", value)
+	}
+	if len(visitor) != len(b.Visitor) {
+		return bad()
+	}
+	copy(b.Visitor[:], visitor)
+	from, rest, ok := strings.Cut(value, ":")
+	if !ok {
+		return bad()
+	}
+	until, reason, ok := strings.Cut(rest, ":")
+	if !ok {
+		return bad()
+	}
+	f, err1 := strconv.ParseInt(from, 10, 64)
+	u, err2 := strconv.ParseInt(until, 10, 64)
+	if err1 != nil || err2 != nil {
+		return bad()
+	}
+	b.From, b.Until, b.Reason = time.UnixMilli(f), time.UnixMilli(u), admission.BarReason(reason)
+	return b, nil
 }
 
 // UseInvite implements admission.Store: SET NX PXAT forget. A zero

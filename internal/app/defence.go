@@ -75,14 +75,23 @@ func (w *Waitroom) defence(ctx context.Context) (*defence, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bot_defence.signals: %w", err)
 	}
-	shadow := sha256.Sum256([]byte("waitroom/shadow-key\x00" + d.Secret))
-	pd := &proxy.Defence{PoW: pow, Scorer: scorer, TTL: d.ChallengeTTL.Std(),
-		ShadowKey: shadow[:], JA4Header: d.JA4Header}
+	pd := &proxy.Defence{PoW: pow, Scorer: scorer, TTL: d.ChallengeTTL.Std(), JA4Header: d.JA4Header}
 	if w.cfg.Serve.TLS.Listen != "" {
 		pd.Fingerprints = &proxy.Fingerprints{}
 		w.fingerprints = pd.Fingerprints
 	}
 	return &defence{proxy: pd, captcha: providers}, nil
+}
+
+// shadowKey is the admission engine's shadow key, derived from the bot
+// defence's secret (the same on every replica): nil when no event has a
+// challenge, so nobody can be shadowed.
+func shadowKey(cfg *config.Config) []byte {
+	if !cfg.ChallengesOn() {
+		return nil
+	}
+	key := sha256.Sum256([]byte("waitroom/shadow-key\x00" + cfg.BotDefence.Secret))
+	return key[:]
 }
 
 // eventCaptcha returns the CAPTCHA provider of event e: nil when its

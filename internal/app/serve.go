@@ -133,7 +133,7 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 		w.link = newInventoryLink(c, linked, cfg.Serve.Inventory.Refresh.Std(), log)
 	}
 	w.Meter = meter.New(meter.Options{})
-	opts := admission.Options{Store: store, Meter: w.Meter, Replica: w.replica(), Logger: log}
+	opts := admission.Options{Store: store, Meter: w.Meter, Replica: w.replica(), Logger: log, ShadowKey: shadowKey(cfg)}
 	if w.link != nil {
 		opts.Inventory = w.link
 	}

@@ -37,6 +37,12 @@ type Event struct {
 	// take the pass) before counting as a no-show, whose place goes to
 	// the next visitor.
 	NoShowGrace Duration `yaml:"no_show_grace"`
+	// How long an admitted visitor's pass keeps working after their
+	// origin answered X-Waitroom-Complete: 1 (a purchase done), so the
+	// last pages of it still load. From that answer on no status poll
+	// mints them a new pass; after the grace their pass stops, on every
+	// replica. More than 0.
+	CompleteGrace Duration `yaml:"complete_grace"`
 	// What the page shows of a visitor's place: exact (the number of
 	// people ahead), approximate (rounded, "about 4,800 ahead of you") or
 	// hidden (only the estimated wait). Exact positions invite gaming.
@@ -192,6 +198,7 @@ func DefaultEvent() Event {
 		Tranche:         Duration(admission.DefaultTranche),
 		SessionDuration: Duration(admission.DefaultSessionDuration),
 		NoShowGrace:     Duration(admission.DefaultNoShowGrace),
+		CompleteGrace:   Duration(admission.DefaultCompleteGrace),
 		PositionDisplay: DefaultPositionDisplay,
 		Challenge:       defaultEventChallenge(),
 		VisitorsPerSeat: admission.DefaultVisitorsPerSeat,

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -111,6 +112,17 @@ func TestParseValues(t *testing.T) {
 		}},
 		{"cluster list replaces the default", "inventory:\n  redis:\n    cluster: [a:1, b:2]\n", func(t *testing.T, c *Config) {
 			eq(t, strings.Join(c.Inventory.Redis.Cluster, ","), "a:1,b:2")
+		}},
+		{"binding defaults to the user agent and the network", "log:\n  level: warn\n", func(t *testing.T, c *Config) {
+			eq(t, fmt.Sprint(c.Serve.Binding), "[user_agent ip_prefix]")
+		}},
+		{"an explicit empty binding binds to nothing", "serve:\n  binding: []\n", func(t *testing.T, c *Config) {
+			if c.Serve.Binding == nil || len(c.Serve.Binding) != 0 {
+				t.Errorf("binding = %#v, want empty", c.Serve.Binding)
+			}
+		}},
+		{"binding replaces the default", "serve:\n  binding: [user_agent]\n", func(t *testing.T, c *Config) {
+			eq(t, fmt.Sprint(c.Serve.Binding), "[user_agent]")
 		}},
 		{"explicit document start and end", "---\nlog:\n  format: json\n...\n", func(t *testing.T, c *Config) {
 			eq(t, c.Log.Format, FormatJSON)

@@ -305,6 +305,7 @@ func (e *Event) AdmissionConfig(start time.Time) (admission.EventConfig, error) 
 		Tranche:         e.Tranche.Std(),
 		SessionDuration: e.SessionDuration.Std(),
 		NoShowGrace:     e.NoShowGrace.Std(),
+		CompleteGrace:   e.CompleteGrace.Std(),
 		Caps:            admission.Caps{MaxActive: e.Caps.MaxActive, MaxNewPerMinute: e.Caps.MaxNewPerMinute},
 		VisitorsPerSeat: e.VisitorsPerSeat,
 		InventoryEvent:  e.InventoryEvent,

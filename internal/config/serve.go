@@ -92,8 +92,10 @@ type Serve struct {
 	PassCacheSize int `yaml:"pass_cache_size"`
 	// Device-binding signals hashed into tickets and passes, so that a
 	// copied cookie fails elsewhere: user_agent and ip_prefix (the client
-	// address's network, rate_limits.ipv4_prefix or ipv6_prefix wide).
-	// An empty list binds to nothing.
+	// address's /24 for IPv4, /48 for IPv6). Without the key, both; an
+	// explicit empty list ([]) binds to nothing. A visitor whose network
+	// changes (Wi-Fi to mobile data) loses their ticket with ip_prefix:
+	// list only user_agent for an audience that roams.
 	Binding []BindingSignal `yaml:"binding"`
 	// Keys that sign and verify tickets and passes.
 	Keys Keys `yaml:"keys"`
@@ -151,6 +153,11 @@ type InventoryClient struct {
 	// How often remaining seats are read.
 	Refresh Duration `yaml:"refresh"`
 }
+
+// DefaultBinding is serve.binding when the key is absent: the User-Agent
+// and the client's network, so a copied ticket or pass fails in another
+// browser and on another network.
+func DefaultBinding() []BindingSignal { return []BindingSignal{BindUserAgent, BindIPPrefix} }
 
 // BindingSignal is a value of serve.binding.
 type BindingSignal string
@@ -300,11 +307,11 @@ type RateLimits struct {
 	// Bucket per client network (ipv4_prefix or ipv6_prefix wide), which
 	// catches one party spread over many addresses.
 	PerPrefix Bucket `yaml:"per_prefix"`
-	// IPv4 network width of per_prefix (and of the ip_prefix binding), 8
-	// to 32 bits.
+	// IPv4 network width of per_prefix, 8 to 32 bits. (The ip_prefix
+	// binding is always the /24.)
 	IPv4Prefix int `yaml:"ipv4_prefix"`
-	// IPv6 network width of per_prefix (and of the ip_prefix binding), 16
-	// to 128 bits.
+	// IPv6 network width of per_prefix, 16 to 128 bits. (The ip_prefix
+	// binding is always the /48.)
 	IPv6Prefix int `yaml:"ipv6_prefix"`
 	// How many addresses and networks are tracked (least recently seen
 	// first out). At least 1.
@@ -367,7 +374,6 @@ const (
 	DefaultShutdownGrace     = 10 * time.Second
 	DefaultInventoryRefresh  = 2 * time.Second
 	DefaultPassCacheSize     = 100_000
-	DefaultBinding           = BindUserAgent
 
 	// DefaultProxyProtocolTimeout equals proxyproto.DefaultTimeout.
 	DefaultProxyProtocolTimeout = 5 * time.Second
@@ -427,7 +433,7 @@ func defaultServe() Serve {
 		ShutdownGrace:  Duration(DefaultShutdownGrace),
 		Inventory:      InventoryClient{Refresh: Duration(DefaultInventoryRefresh)},
 		PassCacheSize:  DefaultPassCacheSize,
-		Binding:        []BindingSignal{DefaultBinding},
+		Binding:        DefaultBinding(),
 
 		ProxyProtocolTimeout: Duration(DefaultProxyProtocolTimeout),
 		Keys: Keys{

@@ -43,6 +43,7 @@ func (v *validator) event(p string, e *Event, c *Config) {
 	v.positive(p+".tranche", e.Tranche)
 	v.positive(p+".session_duration", e.SessionDuration)
 	v.positive(p+".no_show_grace", e.NoShowGrace)
+	v.positive(p+".complete_grace", e.CompleteGrace)
 	switch e.PositionDisplay {
 	case PositionExact, PositionApproximate, PositionHidden:
 	default:

@@ -750,7 +750,8 @@ func TestDefaultsMatchAdmission(t *testing.T) {
 	want := admission.EventConfig{
 		ID: "x", QueueOpensAt: onSale, OnSaleAt: onSale,
 		Tranche: admission.DefaultTranche, SessionDuration: admission.DefaultSessionDuration,
-		NoShowGrace: admission.DefaultNoShowGrace, VisitorsPerSeat: admission.DefaultVisitorsPerSeat,
+		NoShowGrace: admission.DefaultNoShowGrace, CompleteGrace: admission.DefaultCompleteGrace,
+		VisitorsPerSeat: admission.DefaultVisitorsPerSeat,
 		Controller: admission.ControllerConfig{
 			Tick: admission.DefaultTick, TargetP95: admission.DefaultTargetP95,
 			TargetErrorRate: admission.DefaultTargetErrorRate, InitialActive: admission.DefaultInitialActive,

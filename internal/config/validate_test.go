@@ -248,7 +248,7 @@ func TestDefaultIsFresh(t *testing.T) {
 	a.Serve.Keys.Verify = append(a.Serve.Keys.Verify, Key{})
 	a.Admission.Redis.Cluster = append(a.Admission.Redis.Cluster, "y:1")
 	a.Origins = append(a.Origins, DefaultOrigin())
-	if !reflect.DeepEqual(b, Default()) || len(b.Inventory.Redis.Cluster) != 0 || b.Serve.Binding[0] != DefaultBinding {
+	if !reflect.DeepEqual(b, Default()) || len(b.Inventory.Redis.Cluster) != 0 || b.Serve.Binding[0] != DefaultBinding()[0] {
 		t.Error("Default returns shared state")
 	}
 	e, f := DefaultEvent(), DefaultEvent()

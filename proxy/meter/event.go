@@ -285,13 +285,13 @@ func (e *Event) epochInc(ep int64) {
 }
 
 // Complete records that the origin said the visitor of p completed (a
-// purchase); only the first call per Presence counts.
-func (e *Event) Complete(p *Presence) {
+// purchase); only the first call per Presence counts, and reports true.
+func (e *Event) Complete(p *Presence) bool {
 	if e == nil || p == nil || p.completed.Load() {
-		return
+		return false
 	}
 	if !p.completed.CompareAndSwap(false, true) {
-		return
+		return false
 	}
 	e.completions.Add(1)
 	// A visitor who completed is done: they leave the active count now
@@ -300,7 +300,7 @@ func (e *Event) Complete(p *Presence) {
 	for {
 		last := p.epoch.Load()
 		if last < 0 {
-			return
+			return true
 		}
 		if !p.epoch.CompareAndSwap(last, doneEpoch) {
 			continue
@@ -311,7 +311,7 @@ func (e *Event) Complete(p *Presence) {
 				c.n.Add(-1)
 			}
 		}
-		return
+		return true
 	}
 }
 

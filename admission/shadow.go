@@ -1,0 +1,77 @@
+package admission
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"io"
+)
+
+// The shadow queue. The bot defence may place a visitor it is confident
+// is automated in the shadow queue: they join like anyone, are drawn like
+// anyone (their id is in the public audit, their ticket gets its number),
+// and their position falls as the serving counter moves, but they are
+// never admitted. Nothing they receive marks them: their visitor id is 12
+// random bytes and 4 bytes of HMAC-SHA256(ShadowKey, event, those 12),
+// which without the key cannot be told from 16 random bytes; every other
+// visitor id is drawn again in the rare case it carries the mark.
+//
+// The leader passes over shadow numbers when it advances the serving
+// counter (they take no admission), and a shadowed visitor whose number
+// is reached is told to wait (position 0), as a real visitor who came back
+// late is for a tick, until their turn ends ("session_ended").
+
+// shadowTagLen is the length of the mark at the end of a shadow id.
+const shadowTagLen = 4
+
+// shadowTag is the mark of id's first bytes for event under key.
+func shadowTag(key []byte, event string, id *VisitorID) [shadowTagLen]byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(event))
+	m.Write([]byte{0})
+	m.Write(id[:len(id)-shadowTagLen])
+	var sum [sha256.Size]byte
+	return [shadowTagLen]byte(m.Sum(sum[:0]))
+}
+
+// shadowed reports whether v is a shadow visitor of the event.
+func (ev *event) shadowed(v *VisitorID) bool {
+	key := ev.e.opts.ShadowKey
+	if len(key) == 0 {
+		return false
+	}
+	tag := shadowTag(key, ev.cfg.ID, v)
+	return hmac.Equal(tag[:], v[len(v)-shadowTagLen:])
+}
+
+// newVisitor mints a visitor id: marked for the shadow queue, or one
+// that carries no mark.
+func (ev *event) newVisitor(shadow bool) (VisitorID, error) {
+	var v VisitorID
+	for {
+		if _, err := io.ReadFull(ev.e.opts.Rand, v[:]); err != nil {
+			return v, err
+		}
+		if len(ev.e.opts.ShadowKey) == 0 {
+			return v, nil
+		}
+		if shadow {
+			tag := shadowTag(ev.e.opts.ShadowKey, ev.cfg.ID, &v)
+			copy(v[len(v)-shadowTagLen:], tag[:])
+			return v, nil
+		}
+		if !ev.shadowed(&v) {
+			return v, nil
+		}
+	}
+}
+
+// CanShadow reports whether the engine has a shadow key, so that joins
+// may ask for the shadow queue.
+func (e *Engine) CanShadow() bool { return len(e.opts.ShadowKey) > 0 }
+
+// Shadowed reports whether visitor v of an event is in the shadow queue
+// (for operators and tests; the request path never needs to ask).
+func (e *Engine) Shadowed(id string, v VisitorID) bool {
+	ev := e.events[id]
+	return ev != nil && ev.shadowed(&v)
+}
