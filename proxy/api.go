@@ -111,33 +111,37 @@ func (p *Proxy) serveAPI(ctx *fasthttp.RequestCtx, rest []byte) {
 // cachedTicket is a verified ticket as the ticket cache keeps it.
 type cachedTicket struct {
 	admission.Ticket
+	// with are the binding inputs the ticket was verified with.
+	with signals
 }
 
 // ticket returns the request's ticket for ev when it is valid (cached, or
 // verified now and cached).
-func (p *Proxy) ticket(ctx *fasthttp.RequestCtx, ev *event, bh *bindingHash, now time.Time) (*cachedTicket, bool) {
+func (p *Proxy) ticket(ctx *fasthttp.RequestCtx, ev *event, b *binder, now time.Time) (*cachedTicket, bool) {
 	tok := ctx.Request.Header.CookieBytes(ev.ticketCookie)
 	if len(tok) == 0 {
 		return nil, false
 	}
 	e := p.tickets.get(tok)
 	if e == nil {
-		t, err := p.keys.VerifyTicket(string(tok), ev.ID, bh.String(), now)
+		t, err := p.keys.VerifyTicket(string(tok), ev.ID, b.hash().String(), now)
 		if err != nil {
 			return nil, false
 		}
-		e = p.cacheTicket(string(tok), t)
+		e = p.cacheTicket(string(tok), t, b.signals())
 	}
 	t := &e.v
-	if t.Event != ev.ID || !now.Before(t.ExpiresAt) || !bh.equal(t.Binding) {
+	if t.Event != ev.ID || !now.Before(t.ExpiresAt) || !b.matches(&t.with, t.Binding) {
 		return nil, false
 	}
 	return t, true
 }
 
 // cacheTicket keeps a verified or just signed ticket under its token.
-func (p *Proxy) cacheTicket(tok string, t admission.Ticket) *cached[cachedTicket] {
-	return p.tickets.add(tok, func(v *cachedTicket) { *v = cachedTicket{Ticket: t} })
+// with are the binding inputs of the request it was verified or signed
+// for.
+func (p *Proxy) cacheTicket(tok string, t admission.Ticket, with signals) *cached[cachedTicket] {
+	return p.tickets.add(tok, func(v *cachedTicket) { *v = cachedTicket{Ticket: t, with: with} })
 }
 
 // status answers a status poll: O(1) for a drawn ticket, from the ticket
@@ -145,8 +149,8 @@ func (p *Proxy) cacheTicket(tok string, t admission.Ticket) *cached[cachedTicket
 // sets the pass cookie; ret is where they asked to go.
 func (p *Proxy) status(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, ret []byte) {
 	now := p.clock()
-	bh := p.opts.Binding.compute(ctx.Request.Header.UserAgent(), ip)
-	t, ok := p.ticket(ctx, ev, &bh, now)
+	b := p.opts.Binding.binder(ctx.Request.Header.UserAgent(), ip)
+	t, ok := p.ticket(ctx, ev, &b, now)
 	if !ok {
 		ev.counts.statusNoTicket.Inc()
 		writeError(ctx, fasthttp.StatusUnauthorized, errNoTicket)
@@ -157,38 +161,39 @@ func (p *Proxy) status(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, ret [
 		p.engineFailed(ctx, ev, err)
 		return
 	}
-	if res.Renewed && !p.setTicket(ctx, ev, res.Ticket) {
+	if res.Renewed && !p.setTicket(ctx, ev, res.Ticket, &b) {
 		return
 	}
-	if res.Pass != nil && !p.setPass(ctx, ev, res.Pass) {
+	if res.Pass != nil && !p.setPass(ctx, ev, res.Pass, &b) {
 		return
 	}
 	p.writeStatus(ctx, ev, &res.Status, &res.Ticket, ret)
 }
 
-// setTicket signs a ticket into its cookie.
-func (p *Proxy) setTicket(ctx *fasthttp.RequestCtx, ev *event, t admission.Ticket) bool {
+// setTicket signs a ticket into its cookie; b is the binding of the
+// request it answers, which the ticket is bound to.
+func (p *Proxy) setTicket(ctx *fasthttp.RequestCtx, ev *event, t admission.Ticket, b *binder) bool {
 	tok, err := p.keys.SignTicket(t)
 	if err != nil {
 		p.log.Error("proxy: signing a ticket failed", "event", ev.ID, "err", err)
 		writeError(ctx, fasthttp.StatusInternalServerError, errInternal)
 		return false
 	}
-	p.cacheTicket(tok, t)
+	p.cacheTicket(tok, t, b.signals())
 	p.setCookie(ctx, ev.ticketCookie, tok, t.ExpiresAt)
 	return true
 }
 
 // setPass signs a pass into its cookie and caches it, so the visitor's
-// next request is a cache hit.
-func (p *Proxy) setPass(ctx *fasthttp.RequestCtx, ev *event, pass *admission.Pass) bool {
+// next request is a cache hit; b is the binding of the request it answers.
+func (p *Proxy) setPass(ctx *fasthttp.RequestCtx, ev *event, pass *admission.Pass, b *binder) bool {
 	tok, err := p.keys.SignPass(*pass)
 	if err != nil {
 		p.log.Error("proxy: signing a pass failed", "event", ev.ID, "err", err)
 		writeError(ctx, fasthttp.StatusInternalServerError, errInternal)
 		return false
 	}
-	p.passes.add(tok, passFiller(*pass))
+	p.passes.add(tok, passFiller(*pass, b.signals()))
 	ev.counts.passesIssued.Inc()
 	p.notify(Notice{Kind: "admitted", Event: ev.ID, Visitor: pass.Visitor.String(), Lane: pass.Lane, Score: -1})
 	p.setCookie(ctx, ev.passCookie, tok, pass.ExpiresAt)
@@ -242,10 +247,10 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 		return
 	}
 	now := p.clock()
-	bh := p.opts.Binding.compute(ctx.Request.Header.UserAgent(), ip)
-	jr := admission.JoinRequest{Lane: req.Lane, Binding: bh.String(),
+	b := p.opts.Binding.binder(ctx.Request.Header.UserAgent(), ip)
+	jr := admission.JoinRequest{Lane: req.Lane, Binding: b.hash().String(),
 		Credential: admission.Credential{Invite: req.Invite, Account: req.Account, AccountProof: req.AccountProof}}
-	if t, ok := p.ticket(ctx, ev, &bh, now); ok {
+	if t, ok := p.ticket(ctx, ev, &b, now); ok {
 		jr.Existing = &t.Ticket
 	}
 	if jr.Existing == nil && ev.Challenge != nil {
@@ -283,7 +288,7 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 		return
 	}
 	if jr.Existing == nil || ticket != *jr.Existing {
-		if !p.setTicket(ctx, ev, ticket) {
+		if !p.setTicket(ctx, ev, ticket, &b) {
 			return
 		}
 	}
@@ -303,7 +308,7 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 			p.engineFailed(ctx, ev, err)
 			return
 		}
-		if res.Pass != nil && !p.setPass(ctx, ev, res.Pass) {
+		if res.Pass != nil && !p.setPass(ctx, ev, res.Pass, &b) {
 			return
 		}
 		st = res.Status

@@ -58,3 +58,65 @@ func network(ip netip.Addr) (bits int, prefix [16]byte) {
 	p, _ := ip.Prefix(bits)
 	return bits, p.Addr().As16()
 }
+
+// signals are the device-binding inputs a cached token was verified with:
+// a later request with the same inputs has the same binding hash, so it
+// needs no hashing.
+type signals struct {
+	ua  string
+	net [17]byte // the prefix length, then the network's address
+}
+
+// binder checks one request's device binding against cached tokens,
+// hashing only when the request's inputs differ from those a token was
+// verified with. It lives on the stack of one request.
+type binder struct {
+	bd   Binding
+	ua   []byte
+	ip   netip.Addr
+	h    bindingHash
+	done bool
+}
+
+func (bd Binding) binder(ua []byte, ip netip.Addr) binder {
+	return binder{bd: bd, ua: ua, ip: ip}
+}
+
+// hash is the request's binding hash, computed once.
+func (b *binder) hash() *bindingHash {
+	if !b.done {
+		b.h, b.done = b.bd.compute(b.ua, b.ip), true
+	}
+	return &b.h
+}
+
+// signals are the request's inputs, to keep with a token verified for
+// them. It allocates (a copy of the User-Agent).
+func (b *binder) signals() signals {
+	var s signals
+	if b.bd.UserAgent {
+		s.ua = string(b.ua)
+	}
+	if b.bd.IPPrefix {
+		s.net = b.network()
+	}
+	return s
+}
+
+func (b *binder) network() (n [17]byte) {
+	if b.ip.IsValid() {
+		bits, a := network(b.ip)
+		n[0] = byte(bits)
+		copy(n[1:], a[:])
+	}
+	return n
+}
+
+// matches reports whether the request's binding is want, the binding of a
+// token that was verified for the inputs s.
+func (b *binder) matches(s *signals, want string) bool {
+	if (!b.bd.UserAgent || s.ua == string(b.ua)) && (!b.bd.IPPrefix || s.net == b.network()) {
+		return true
+	}
+	return b.hash().equal(want)
+}

@@ -114,6 +114,8 @@ type passEntry struct {
 	pass    admission.Pass
 	visitor [32]byte // the visitor id in hex, for X-Waitroom-Visitor
 	seen    meter.Presence
+	// with are the binding inputs the pass was verified with.
+	with signals
 }
 
 // New checks opts and builds a Proxy. Close releases it.
@@ -567,21 +569,21 @@ func (p *Proxy) validPass(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr) *c
 		return nil
 	}
 	now := p.clock()
-	bh := p.opts.Binding.compute(ctx.Request.Header.UserAgent(), ip)
+	b := p.opts.Binding.binder(ctx.Request.Header.UserAgent(), ip)
 	e := p.passes.get(tok)
 	if e == nil {
 		p.m.passMisses.Inc()
-		pass, err := p.keys.VerifyPass(string(tok), ev.ID, bh.String(), now)
+		pass, err := p.keys.VerifyPass(string(tok), ev.ID, b.hash().String(), now)
 		if err != nil {
 			ev.counts.invalidPasses.Inc()
 			return nil
 		}
-		e = p.passes.add(string(tok), passFiller(pass))
+		e = p.passes.add(string(tok), passFiller(pass, b.signals()))
 	} else {
 		p.m.passHits.Inc()
 	}
 	ps := &e.v.pass
-	if ps.Event != ev.ID || !now.Before(ps.ExpiresAt) || !bh.equal(ps.Binding) {
+	if ps.Event != ev.ID || !now.Before(ps.ExpiresAt) || !b.matches(&e.v.with, ps.Binding) {
 		ev.counts.invalidPasses.Inc()
 		return nil
 	}
@@ -592,10 +594,11 @@ func (p *Proxy) validPass(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr) *c
 	return e
 }
 
-// passFiller fills a cache entry with a verified pass.
-func passFiller(pass admission.Pass) func(e *passEntry) {
+// passFiller fills a cache entry with a pass verified for the binding
+// inputs with.
+func passFiller(pass admission.Pass, with signals) func(e *passEntry) {
 	return func(e *passEntry) {
-		e.pass = pass
+		e.pass, e.with = pass, with
 		copy(e.visitor[:], pass.Visitor.String())
 	}
 }

@@ -139,7 +139,7 @@ func TestKey(t *testing.T) {
 	}
 }
 
-func TestNoAllocations(t *testing.T) {
+func TestParseAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocation counts are checked in the full run")
 	}

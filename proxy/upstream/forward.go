@@ -594,8 +594,29 @@ func cleanResponse(rh *fasthttp.ResponseHeader, x *exchange, switching bool) (co
 		}
 		rh.DelBytes(tok)
 	}
-	v := trimOWS(rh.Peek(HeaderComplete))
-	complete = len(v) == 1 && v[0] == '1'
+	// One pass over the headers finds whether there is anything to drop:
+	// most responses have none of them, and each Del normalises its key
+	// and scans the headers again.
+	drop := false
+	for k, v := range rh.All() {
+		switch {
+		case equalFold(k, HeaderComplete):
+			v = trimOWS(v)
+			complete, drop = len(v) == 1 && v[0] == '1', true
+		case !switching && equalFold(k, fasthttp.HeaderUpgrade):
+			drop = true
+		default:
+			for _, d := range responseDrop {
+				if equalFold(k, d) {
+					drop = true
+					break
+				}
+			}
+		}
+	}
+	if !drop {
+		return complete
+	}
 	for _, k := range responseDrop {
 		rh.Del(k)
 	}
