@@ -220,12 +220,8 @@ func (t *Target) normalise(path []byte, o Options) error {
 			trailing = true
 			continue
 		}
-		j := i
-		for j < len(path) && path[j] != '/' {
-			j++
-		}
-		seg := path[i:j]
-		i = j
+		seg := segmentAt(path, i)
+		i += len(seg)
 		trailing = false
 		start := len(t.buf)
 		if err := t.segment(seg, o); err != nil {
@@ -270,6 +266,16 @@ func (t *Target) normalise(path []byte, o Options) error {
 }
 
 var rootPath = []byte("/")
+
+// segmentAt returns the segment of path that starts at i: up to the next
+// "/" or the end.
+func segmentAt(path []byte, i int) []byte {
+	j := i
+	for j < len(path) && path[j] != '/' {
+		j++
+	}
+	return path[i:j]
+}
 
 // segment appends one segment's normalised bytes to t.buf.
 func (t *Target) segment(seg []byte, o Options) error {
@@ -385,12 +391,8 @@ func Key(dst, path []byte, fold bool) []byte {
 			i++
 			continue
 		}
-		j := i
-		for j < len(path) && path[j] != '/' {
-			j++
-		}
-		seg := path[i:j]
-		i = j
+		seg := segmentAt(path, i)
+		i += len(seg)
 		for {
 			n := len(seg)
 			switch {
