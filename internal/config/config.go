@@ -188,7 +188,7 @@ func Default() *Config {
 			MaxBodyBytes:   DefaultMaxBodyBytes,
 		},
 		Serve:     defaultServe(),
-		Admin:     Admin{Listen: DefaultAdminListen},
+		Admin:     Admin{Listen: DefaultAdminListen, MaxConnections: DefaultAdminMaxConnections},
 		Admission: defaultAdmission(),
 		Origins:   []Origin{},
 		Routes:    []Route{},
