@@ -89,7 +89,7 @@ func FuzzRequestHead(f *testing.F) {
 		ctx := &fasthttp.RequestCtx{}
 		ctx.Init(&req, &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 1}, nil)
 		x := &exchange{buf: make([]byte, 1024)}
-		if x.prepare(ctx, 0) != nil {
+		if x.prepare(ctx, nil, 0) != nil {
 			return
 		}
 		o := &Origin{cfg: Config{}}
