@@ -397,7 +397,6 @@ type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}
 
-
 // value reads a counter or gauge.
 func value(c prometheus.Collector) float64 {
 	reg := prometheus.NewPedanticRegistry()

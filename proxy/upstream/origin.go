@@ -4,8 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"math"
 	"log/slog"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -29,8 +29,8 @@ type Origin struct {
 	name    string
 
 	inflight atomic.Int64
-	anon     atomic.Int64 // of inflight, requests not admitted
-	anonMax  int64        // MaxInFlight less the share reserved for admitted visitors
+	anon     atomic.Int64  // of inflight, requests not admitted
+	anonMax  int64         // MaxInFlight less the share reserved for admitted visitors
 	next     atomic.Uint32 // round-robin start of pick
 	healthy  atomic.Int32  // members currently healthy
 
