@@ -1,0 +1,347 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/internal/config"
+)
+
+// attackConfig is `waitroom serve` with defaults but for serve.max_in_flight
+// (small, so that the test fills every class's share) and the origin's
+// in-flight limit; no device binding, so that the test can mint a pass.
+const attackConfig = `
+log: {level: error}
+serve:
+  listen: 127.0.0.1:0
+  keys:
+    signing: {secret: %[1]s}
+  cookies: {secure: never}
+  binding: []
+  shutdown_grace: 1s
+  max_in_flight: 800
+admin:
+  listen: ""
+admission:
+  data_dir: %[2]s
+origins:
+  - name: shop
+    addresses: [%[3]s]
+    max_conns: 200
+    max_conn_wait: 0s
+    health_check: {path: ""}
+routes:
+  - prefix: /upload/
+    action: pass
+  - prefix: /show/
+    event: show
+events:
+  - id: show
+    on_sale_at: 2020-01-01T10:00:00Z
+    landing_path: /show/
+`
+
+// raiseNoFile lifts the soft descriptor limit to the hard one: the attack
+// holds thousands of sockets at both ends.
+func raiseNoFile(t *testing.T, need uint64) {
+	t.Helper()
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		t.Fatal(err)
+	}
+	if l.Cur < l.Max {
+		l.Cur = l.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.Cur < need {
+		t.Skipf("RLIMIT_NOFILE is %d, the attack needs about %d descriptors", l.Cur, need)
+	}
+}
+
+// TestSurvivesConnectionFloods: 600 stalled chunked uploads on a pass
+// route (half of them after a first chunk, so that they reach the
+// origin), 500 slowloris connections (a head never finished) and 400 idle
+// connections at once, from four addresses. During them, an admitted
+// visitor's request (valid pass, gated route) and a join are each answered
+// within 2 s, the issue's own requirement.
+func TestSurvivesConnectionFloods(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 1500 connections")
+	}
+	raiseNoFile(t, 8000)
+
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // an upload stalls with its client
+		fmt.Fprint(w, "origin:"+r.URL.Path)
+	}))
+	defer origin.Close()
+
+	secret := strings.Repeat("netguard-secret-", 3)
+	cfg, err := config.Parse([]byte(fmt.Sprintf(attackConfig, secret, t.TempDir(),
+		strings.TrimPrefix(origin.URL, "http://"))), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := config.ValidateFor(cfg, config.RoleProxy); err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewServe(context.Background(), cfg, slog.New(slog.DiscardHandler), Listeners{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve stopped with %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("serve did not stop")
+		}
+	}()
+	addr := w.Addr().String()
+
+	keys, err := cfg.Serve.Keys.Keyring()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	pass, err := keys.SignPass(admission.Pass{ID: admission.NewPassID(), Event: "show",
+		Visitor: admission.NewVisitorID(), Lane: "main", Number: 1,
+		IssuedAt: now.Add(-time.Second).Truncate(time.Second), ExpiresAt: now.Add(10 * time.Minute).Truncate(time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The attack, from 127.0.0.2 to 127.0.0.5 (each under the default
+	// per-client limit); the visitor comes from 127.0.0.1.
+	var mu sync.Mutex
+	var conns []net.Conn
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	attack := func(i int, first string) error {
+		d := net.Dialer{Timeout: 10 * time.Second,
+			LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(2+i%4))}}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		conns = append(conns, c)
+		mu.Unlock()
+		if first != "" {
+			c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			_, err = io.WriteString(c, first)
+		}
+		return err
+	}
+	flood := func(n int, head string) {
+		t.Helper()
+		var wg sync.WaitGroup
+		errc := make(chan error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := attack(i, head); err != nil {
+					errc <- err
+				}
+			}()
+		}
+		wg.Wait()
+		close(errc)
+		for err := range errc {
+			t.Fatalf("attack connection: %v", err)
+		}
+	}
+	waitUntil := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(15 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("never: %s", what)
+			}
+		}
+	}
+	// 300 uploads send a first chunk and stall: they fill the share of the
+	// origin's in-flight limit (and of its connections) that anonymous
+	// traffic may use, 200 less the 25% reserved for admitted visitors;
+	// the other 150 are shed.
+	o := w.origins[0]
+	flood(300, "POST /upload/big HTTP/1.1\r\nHost: shop\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nfirs\r\n")
+	waitUntil("150 anonymous requests in flight to the origin", func() bool { return o.AnonymousInFlight() == 150 })
+	// 300 more send only their head: they hold no origin slot, and fill
+	// what is left of the anonymous share of serve.max_in_flight (800 less
+	// 25% for admitted visitors and 25% for the waiting room).
+	flood(300, "POST /upload/big HTTP/1.1\r\nHost: shop\r\nTransfer-Encoding: chunked\r\n\r\n")
+	flood(500, "GET /show/ HTTP/1.1\r\nHost: shop\r\nUser-Agent: slow\r\nX-Slow: a")
+	flood(400, "")
+	waitUntil("400 anonymous requests in flight", func() bool { return gauge(t, w, "waitroom_in_flight", "anonymous") == 400 })
+	if n := o.AnonymousInFlight(); n != 150 {
+		t.Fatalf("anonymous requests at the origin: %d, want 150 (those without a body must not take a slot)", n)
+	}
+	t.Logf("attack in place after %v", time.Since(now))
+
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	timed := func(req *http.Request) (int, string, time.Duration) {
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), time.Since(start)
+	}
+
+	// An admitted visitor on the gated route.
+	req, _ := http.NewRequest("GET", "http://"+addr+"/show/seats", nil)
+	req.AddCookie(&http.Cookie{Name: "wr_pass_show", Value: pass})
+	status, body, took := timed(req)
+	if status != 200 || body != "origin:/show/seats" {
+		t.Fatalf("admitted visitor: %d %q", status, body)
+	}
+	if took > 2*time.Second {
+		t.Fatalf("admitted visitor answered after %v, want within 2 s", took)
+	}
+	t.Logf("admitted visitor answered in %v", took)
+	// A join.
+	req, _ = http.NewRequest("POST", "http://"+addr+"/_wr/api/join", strings.NewReader(`{"event":"show"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Mozilla/5.0 (netguard test)")
+	status, body, took = timed(req)
+	if status != 200 {
+		t.Fatalf("join: %d %s", status, body)
+	}
+	if took > 2*time.Second {
+		t.Fatalf("join answered after %v, want within 2 s", took)
+	}
+	t.Logf("join answered in %v", took)
+	// An anonymous upload now finds the anonymous shares full: 503, not a
+	// hang.
+	req, _ = http.NewRequest("POST", "http://"+addr+"/upload/x", strings.NewReader("data"))
+	if status, body, _ := timed(req); status != 503 {
+		t.Fatalf("anonymous upload during the flood: %d %s", status, body)
+	}
+
+	// The defences were exercised, not skirted.
+	if got := gauge(t, w, "waitroom_origin_reserve_shed_total", ""); got != 150 {
+		t.Errorf("%v anonymous requests held off the origin's reserved share, want 150", got)
+	}
+	if got := gauge(t, w, "waitroom_in_flight_refused_total", "anonymous"); got < 51 {
+		t.Errorf("%v anonymous requests refused by serve.max_in_flight, want at least 51", got)
+	}
+}
+
+// TestHeadAndBodyTimeouts: a head that never completes and a body that
+// stalls after its first chunk are cut off with 408 and their connections
+// closed, while the server stays up.
+func TestHeadAndBodyTimeouts(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		fmt.Fprint(w, "origin")
+	}))
+	defer origin.Close()
+	text := fmt.Sprintf(attackConfig, strings.Repeat("netguard-secret-", 3), t.TempDir(),
+		strings.TrimPrefix(origin.URL, "http://"))
+	text = strings.Replace(text, "  max_in_flight: 800\n",
+		"  header_timeout: 300ms\n  body_timeout: 300ms\n  body_min_rate: 1000000\n", 1)
+	cfg, err := config.Parse([]byte(text), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := config.ValidateFor(cfg, config.RoleProxy); err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewServe(context.Background(), cfg, slog.New(slog.DiscardHandler), Listeners{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	addr := w.Addr().String()
+
+	for _, tc := range []struct{ name, send, phase string }{
+		{"slowloris head", "GET /upload/a HTTP/1.1\r\nHost: shop\r\nX-Slow: a", "head"},
+		{"stalled body", "POST /upload/a HTTP/1.1\r\nHost: shop\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nfirs\r\n", "body"},
+		{"stalled declared body", "POST /upload/a HTTP/1.1\r\nHost: shop\r\nContent-Length: 10\r\n\r\nfirs", "head"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := gauge(t, w, "waitroom_request_timeouts_total", tc.phase)
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			io.WriteString(c, tc.send)
+			c.SetReadDeadline(time.Now().Add(20 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 408 || !resp.Close || !strings.Contains(string(b), `"request_timeout"`) {
+				t.Fatalf("%d close=%v %s", resp.StatusCode, resp.Close, b)
+			}
+			if after := gauge(t, w, "waitroom_request_timeouts_total", tc.phase); after != before+1 {
+				t.Fatalf("%s timeouts %v -> %v", tc.phase, before, after)
+			}
+		})
+	}
+	resp, err := http.Get("http://" + addr + "/upload/ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("after the timeouts: %d", resp.StatusCode)
+	}
+}
+
+// gauge reads one sample of a metric from w's registry: the one whose
+// (only) label has the value label, or the sum of all when label is "".
+func gauge(t *testing.T, w *Waitroom, name, label string) float64 {
+	t.Helper()
+	fams, err := w.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if label != "" && (len(m.GetLabel()) != 1 || m.GetLabel()[0].GetValue() != label) {
+				continue
+			}
+			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return sum
+}
