@@ -114,11 +114,11 @@ type Serve struct {
 // origin's max_in_flight, however many stalled uploads it sends.
 type ReservedShares struct {
 	// Share kept for requests with a valid pass on a gated route (and
-	// bypasses), 0 to 1.
+	// bypasses), from 0 to less than 1.
 	Admitted float64 `yaml:"admitted"`
 	// Share of serve.max_in_flight kept for the waiting room: its API
-	// (joins, status polls), pages and assets, 0 to 1. admitted + api is
-	// less than 1.
+	// (joins, status polls), pages and assets, from 0 to less than 1;
+	// admitted + api is less than 1.
 	API float64 `yaml:"api"`
 }
 
