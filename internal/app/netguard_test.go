@@ -268,6 +268,8 @@ func TestHeadAndBodyTimeouts(t *testing.T) {
 		strings.TrimPrefix(origin.URL, "http://"))
 	text = strings.Replace(text, "  max_in_flight: 800\n",
 		"  header_timeout: 300ms\n  body_timeout: 300ms\n  body_min_rate: 1000000\n", 1)
+	text = strings.Replace(text, "admin:\n  listen: \"\"\n",
+		"admin:\n  listen: 127.0.0.1:0\n  token: netguard-admin-token-0123\n  max_connections: 2\n", 1)
 	cfg, err := config.Parse([]byte(text), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
@@ -313,6 +315,47 @@ func TestHeadAndBodyTimeouts(t *testing.T) {
 			}
 		})
 	}
+	// The admin listener: a slow head is cut off too, and connections
+	// beyond admin.max_connections wait for a free one.
+	admin := w.AdminAddr().String()
+	t.Run("admin slowloris", func(t *testing.T) {
+		var held []net.Conn
+		for range 2 {
+			c, err := net.Dial("tcp", admin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: admin\r\nX-Slow: a")
+			held = append(held, c)
+		}
+		// A third connection waits in the backlog while both slots are
+		// held, and is served once the slow heads are cut off.
+		third := make(chan int, 1)
+		go func() {
+			c := &http.Client{Timeout: 20 * time.Second}
+			resp, err := c.Get("http://" + admin + "/healthz")
+			if err != nil {
+				third <- 0
+				return
+			}
+			resp.Body.Close()
+			third <- resp.StatusCode
+		}()
+		for _, c := range held {
+			c.SetReadDeadline(time.Now().Add(20 * time.Second))
+			if _, err := io.ReadAll(c); err != nil {
+				t.Fatalf("the admin server kept a slow head: %v", err)
+			}
+		}
+		if status := <-third; status != 200 {
+			t.Fatalf("admin after the slow heads: %d", status)
+		}
+		if got := metric(t, w, "waitroom_connection_limit_total", "listener", "admin", "limit", "total"); got < 1 {
+			t.Fatalf("admin connection limit hits %v", got)
+		}
+	})
+
 	resp, err := http.Get("http://" + addr + "/upload/ok")
 	if err != nil {
 		t.Fatal(err)
@@ -344,4 +387,38 @@ func gauge(t *testing.T, w *Waitroom, name, label string) float64 {
 		}
 	}
 	return sum
+}
+
+// metric reads the sample of a metric whose labels are exactly the given
+// name, value pairs.
+func metric(t *testing.T, w *Waitroom, name string, labels ...string) float64 {
+	t.Helper()
+	fams, err := w.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range f.GetMetric() {
+			if len(m.GetLabel())*2 != len(labels) {
+				continue
+			}
+			for _, l := range m.GetLabel() {
+				found := false
+				for i := 0; i+1 < len(labels); i += 2 {
+					if labels[i] == l.GetName() && labels[i+1] == l.GetValue() {
+						found = true
+					}
+				}
+				if !found {
+					continue next
+				}
+			}
+			return m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return 0
 }

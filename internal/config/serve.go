@@ -53,8 +53,9 @@ type Serve struct {
 	// (read_timeout still bounds the body).
 	BodyMinRate int64 `yaml:"body_min_rate"`
 	// Most connections open at once on each of the proxy's listeners
-	// (HTTP, HTTPS); beyond it new connections wait in the kernel's
-	// backlog until one closes. Keep it below the file descriptor limit
+	// (HTTP, HTTPS, and the in-process sidecar's with with_inventory);
+	// beyond it new connections wait in the kernel's backlog until one
+	// closes. Keep it below the file descriptor limit
 	// (ulimit -n). 0 means no limit.
 	MaxConnections int `yaml:"max_connections"`
 	// Most connections open at once from one client address (an IPv4
