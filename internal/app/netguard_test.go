@@ -49,9 +49,13 @@ routes:
     event: show
 events:
   - id: show
-    on_sale_at: 2020-01-01T10:00:00Z
+    on_sale_at: %[4]s
     landing_path: /show/
 `
+
+// onSale is the test event's on-sale moment: a minute ago, so that the
+// engine has few tranches to catch up on.
+func onSale() string { return time.Now().Add(-time.Minute).UTC().Format(time.RFC3339) }
 
 // raiseNoFile lifts the soft descriptor limit to the hard one: the attack
 // holds thousands of sockets at both ends.
@@ -92,7 +96,7 @@ func TestSurvivesConnectionFloods(t *testing.T) {
 
 	secret := strings.Repeat("netguard-secret-", 3)
 	cfg, err := config.Parse([]byte(fmt.Sprintf(attackConfig, secret, t.TempDir(),
-		strings.TrimPrefix(origin.URL, "http://"))), func(string) (string, bool) { return "", false })
+		strings.TrimPrefix(origin.URL, "http://"), onSale())), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +269,7 @@ func TestHeadAndBodyTimeouts(t *testing.T) {
 	}))
 	defer origin.Close()
 	text := fmt.Sprintf(attackConfig, strings.Repeat("netguard-secret-", 3), t.TempDir(),
-		strings.TrimPrefix(origin.URL, "http://"))
+		strings.TrimPrefix(origin.URL, "http://"), onSale())
 	text = strings.Replace(text, "  max_in_flight: 800\n",
 		"  header_timeout: 300ms\n  body_timeout: 300ms\n  body_min_rate: 1000000\n", 1)
 	text = strings.Replace(text, "admin:\n  listen: \"\"\n",
