@@ -195,7 +195,9 @@ func TestSurvivesConnectionFloods(t *testing.T) {
 	// the other 150 are shed.
 	o := w.origins[0]
 	flood(300, "POST /upload/big HTTP/1.1\r\nHost: shop\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nfirs\r\n")
-	waitUntil("150 anonymous requests in flight to the origin", func() bool { return o.AnonymousInFlight() == 150 })
+	waitUntil("150 anonymous requests in flight to the origin, 150 shed", func() bool {
+		return o.AnonymousInFlight() == 150 && gauge(t, w, "waitroom_origin_reserve_shed_total", "") == 150
+	})
 	// 300 more send only their head: they hold no origin slot, and fill
 	// what is left of the anonymous share of serve.max_in_flight (800 less
 	// 25% for admitted visitors and 25% for the waiting room).
