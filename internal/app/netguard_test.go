@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -427,4 +429,152 @@ func metric(t *testing.T, w *Waitroom, name string, labels ...string) float64 {
 		}
 	}
 	return 0
+}
+
+const emfileChildEnv = "WAITROOM_APP_EMFILE_CHILD"
+
+// TestServeSurvivesEMFILE runs `waitroom serve` in a child process (this
+// test binary again) whose RLIMIT_NOFILE is lowered once it is up, opens
+// more connections than it has descriptors for, releases them, and expects
+// an answer again within about a second (the backoff's cap), from the
+// same process.
+func TestServeSurvivesEMFILE(t *testing.T) {
+	if os.Getenv(emfileChildEnv) != "" {
+		serveUnderLowLimit(os.Getenv(emfileChildEnv))
+		return
+	}
+	if testing.Short() {
+		t.Skip("spawns a child process")
+	}
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "origin:"+r.URL.Path)
+	}))
+	defer origin.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServeSurvivesEMFILE$")
+	cmd.Env = append(os.Environ(), emfileChildEnv+"="+strings.TrimPrefix(origin.URL, "http://"))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+	}()
+	lines := bufio.NewScanner(out)
+	var addr, pid string
+	for lines.Scan() {
+		if a, ok := strings.CutPrefix(lines.Text(), "serving "); ok {
+			addr, pid, _ = strings.Cut(a, " ")
+			break
+		}
+	}
+	if addr == "" {
+		t.Fatal("the child never served")
+	}
+	go func() { io.Copy(io.Discard, out); exited <- cmd.Wait() }()
+
+	client := &http.Client{Timeout: 500 * time.Millisecond, Transport: &http.Transport{DisableKeepAlives: true}}
+	get := func() (string, error) {
+		resp, err := client.Get("http://" + addr + "/upload/x")
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != 200 {
+			err = fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return string(b), err
+	}
+	if body, err := get(); err != nil || body != "origin:/upload/x" {
+		t.Fatalf("before: %q %v", body, err)
+	}
+	var hold []net.Conn
+	defer func() {
+		for _, c := range hold {
+			c.Close()
+		}
+	}()
+	for range 150 {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			select {
+			case err := <-exited:
+				t.Fatalf("the child exited: %v", err)
+			case <-time.After(time.Second):
+			}
+			t.Fatalf("dial: %v", err)
+		}
+		hold = append(hold, c)
+	}
+	// Out of descriptors, the child can answer nobody: not even a new
+	// connection, which waits in its backlog.
+	if _, err := get(); err == nil {
+		t.Fatal("the child answered with its descriptors exhausted: the test exhausted nothing")
+	}
+	for _, c := range hold {
+		c.Close()
+	}
+	hold = nil
+	released := time.Now()
+	for {
+		body, err := get()
+		if err == nil && body == "origin:/upload/x" {
+			break
+		}
+		if time.Since(released) > 15*time.Second {
+			t.Fatalf("no answer 15 s after the release: %v", err)
+		}
+	}
+	took := time.Since(released)
+	select {
+	case err := <-exited:
+		t.Fatalf("the child exited: %v", err)
+	default:
+	}
+	// The backoff is capped at 1 s; the margin is for a loaded machine.
+	if took > 2*time.Second {
+		t.Fatalf("answered %v after the release, want about a second", took)
+	}
+	t.Logf("child %s answered %v after the descriptors were released", pid, took)
+}
+
+// serveUnderLowLimit is the child of TestServeSurvivesEMFILE: serve with
+// origin, then RLIMIT_NOFILE lowered to what is open plus a few dozen.
+func serveUnderLowLimit(origin string) {
+	fail := func(err error) { fmt.Fprintln(os.Stderr, "child:", err); os.Exit(2) }
+	dir, err := os.MkdirTemp("", "waitroom-emfile")
+	if err != nil {
+		fail(err)
+	}
+	defer os.RemoveAll(dir)
+	cfg, err := config.Parse([]byte(fmt.Sprintf(attackConfig, strings.Repeat("netguard-secret-", 3), dir, origin, onSale())),
+		func(string) (string, bool) { return "", false })
+	if err != nil {
+		fail(err)
+	}
+	w, err := NewServe(context.Background(), cfg, slog.New(slog.DiscardHandler), Listeners{})
+	if err != nil {
+		fail(err)
+	}
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		fail(err)
+	}
+	var cur syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &cur); err != nil {
+		fail(err)
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: uint64(len(entries) + 40), Max: cur.Max}); err != nil {
+		fail(err)
+	}
+	fmt.Printf("serving %s %d\n", w.Addr(), os.Getpid())
+	err = w.Run(context.Background())
+	fmt.Fprintln(os.Stderr, "child: Run returned:", err)
+	os.Exit(3)
 }
