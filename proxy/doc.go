@@ -28,6 +28,20 @@
 //     waiting-room page (or the status JSON for Accept: application/json)
 //     and a block route with 403.
 //
+// # Limits
+//
+// Every request takes a slot of Options.Budget (serve.max_in_flight) for
+// its class while it is handled: the waiting room's own paths and pages
+// (netlimit.API), a request with a valid pass or a bypass on a gated
+// route (netlimit.Admitted), anything else forwarded (netlimit.Anonymous).
+// Each class keeps its reserved share; a request its class may not take a
+// slot for gets 503 with Retry-After. The front server (Server) cuts off
+// a head slower than ServerConfig.HeaderTimeout and a body slower than
+// BodyTimeout / BodyMinRate / ReadTimeout with 408; a body's first bytes
+// must arrive before the request takes an origin slot or connection.
+// Connection limits and accept back-off are proxy/netlimit's, on the
+// listeners.
+//
 // # The waiting-room API
 //
 //	GET  {prefix}/api/status?event=E[&return=/path]   status JSON; sets the pass cookie when admitted

@@ -23,6 +23,7 @@ import (
 	"github.com/waitroom/waitroom/admission/memstore"
 	"github.com/waitroom/waitroom/internal/fakeclock"
 	"github.com/waitroom/waitroom/proxy/httpguard"
+	"github.com/waitroom/waitroom/proxy/netlimit"
 	"github.com/waitroom/waitroom/proxy/ratelimit"
 	"github.com/waitroom/waitroom/proxy/upstream"
 	"github.com/waitroom/waitroom/static"
@@ -149,7 +150,11 @@ func newRig(t testing.TB, opts ...rigOption) *rig {
 	}
 	t.Cleanup(r.o.Close)
 	r.reg = prometheus.NewRegistry()
-	o := Options{Engine: r.engine, Keys: r.keys, Pages: pages, Origins: []*upstream.Origin{r.o},
+	budget, err := netlimit.NewBudget(1000, [netlimit.NumClasses]float64{netlimit.Admitted: 0.25, netlimit.API: 0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Budget: budget, Engine: r.engine, Keys: r.keys, Pages: pages, Origins: []*upstream.Origin{r.o},
 		Routes: []Route{
 			{Prefix: "/show/", Event: "show", Action: ActionQueue},
 			{Prefix: "/checkout/", Event: "show", Action: ActionBlock},

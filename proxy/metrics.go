@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/proxy/netlimit"
 )
 
 // metrics are the proxy's Prometheus metrics. Counters used per request
@@ -28,6 +29,16 @@ type metrics struct {
 	badTargets, refusedMethods prometheus.Counter
 	shed                       *prometheus.CounterVec
 	originErrors               *prometheus.CounterVec
+	// reserveShed counts anonymous requests shed because the rest of an
+	// origin's in-flight limit is reserved for admitted visitors.
+	reserveShed *prometheus.CounterVec
+	// refused counts requests refused by Options.Budget, by class.
+	refused [netlimit.NumClasses]prometheus.Counter
+	// timeouts counts requests cut off for arriving too slowly: head
+	// (fasthttp could not read the head, or a declared body's first
+	// bytes), body (a streamed body stalled below the minimum rate).
+	headTimeouts, bodyTimeouts prometheus.Counter
+	extra                      []prometheus.Collector
 }
 
 // routeCounts are one route action's outcomes.
@@ -79,6 +90,20 @@ func newMetrics(reg prometheus.Registerer, engine *admission.Engine) (*metrics, 
 		originErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_origin_failures_total",
 			Help: "Forwarded requests that failed at the origin, by kind (timeout, unavailable)."}, []string{"origin", "kind"}),
 	}
+	m.reserveShed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_origin_reserve_shed_total",
+		Help: "Requests without a pass refused with 503 because the rest of the origin's in-flight limit is reserved for admitted visitors (serve.reserved.admitted)."},
+		[]string{"origin"})
+	refused := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_in_flight_refused_total",
+		Help: "Requests refused with 503 because serve.max_in_flight, less the shares reserved for other classes, was reached, by class (anonymous, admitted, api)."},
+		[]string{"class"})
+	for c := range netlimit.NumClasses {
+		m.refused[c] = refused.WithLabelValues(c.String())
+	}
+	timeouts := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_request_timeouts_total",
+		Help: "Requests cut off (408, connection closed) for arriving too slowly, by phase: head (serve.header_timeout, or a declared body's first bytes), body (serve.body_timeout, body_min_rate, read_timeout)."},
+		[]string{"phase"})
+	m.headTimeouts, m.bodyTimeouts = timeouts.WithLabelValues("head"), timeouts.WithLabelValues("body")
+	m.extra = []prometheus.Collector{m.reserveShed, refused, timeouts}
 	m.bypassCIDR, m.bypassHeader = m.bypassVec.WithLabelValues("cidr"), m.bypassVec.WithLabelValues("header")
 	m.passHits, m.passMisses = m.passCache.WithLabelValues("hit"), m.passCache.WithLabelValues("miss")
 	m.badTargets, m.refusedMethods = m.refusedVec.WithLabelValues("target"), m.refusedVec.WithLabelValues("method")
@@ -86,7 +111,8 @@ func newMetrics(reg prometheus.Registerer, engine *admission.Engine) (*metrics, 
 		return m, nil
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.joinsVec, m.passesIssued, m.badPasses, m.noTicket,
-		m.shed, m.originErrors, m.rateLimited, m.badRequests, m.refusedVec, m.bypassVec, m.passCache, &queueCollector{engine: engine}} {
+		m.shed, m.originErrors, m.rateLimited, m.badRequests, m.refusedVec, m.bypassVec, m.passCache, &queueCollector{engine: engine},
+		m.extra[0], m.extra[1], m.extra[2]} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/proxy/httpguard"
 	"github.com/waitroom/waitroom/proxy/meter"
+	"github.com/waitroom/waitroom/proxy/netlimit"
 	"github.com/waitroom/waitroom/proxy/ratelimit"
 	"github.com/waitroom/waitroom/proxy/target"
 	"github.com/waitroom/waitroom/proxy/upstream"
@@ -72,6 +73,12 @@ type Options struct {
 	Notify func(Notice)
 	// Limiter rate-limits the waiting-room API; nil: no limit.
 	Limiter *ratelimit.Limiter
+	// Budget bounds the requests handled at once, by class: the
+	// waiting-room API and pages (netlimit.API), requests with a valid pass
+	// or a bypass on a gated route (netlimit.Admitted), everything else
+	// forwarded (netlimit.Anonymous). A request its class may not take a
+	// slot for gets 503 with Retry-After. nil: no limit.
+	Budget *netlimit.Budget
 	// Meter measures the origins for the admission controller; the proxy
 	// records every forwarded request of a gated route in it.
 	Meter *meter.Meter

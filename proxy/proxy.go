@@ -12,13 +12,17 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/proxy/httpguard"
 	"github.com/waitroom/waitroom/proxy/meter"
+	"github.com/waitroom/waitroom/proxy/netlimit"
 	"github.com/waitroom/waitroom/proxy/target"
 	"github.com/waitroom/waitroom/proxy/upstream"
 	"github.com/waitroom/waitroom/static"
@@ -74,6 +78,11 @@ type Proxy struct {
 
 	// audits keeps encoded pages of drawn tranches' audits.
 	audits *auditCache
+	// budget bounds the requests handled at once (nil: no limit).
+	budget *netlimit.Budget
+	// body is the streamed-body policy the front server set (nil before
+	// Server, or without one).
+	body atomic.Pointer[bodyPolicy]
 
 	// base is the context of engine calls: fasthttp's RequestCtx is not
 	// a per-request context, so store calls get this one, cancelled by
@@ -167,6 +176,18 @@ func New(opts Options) (*Proxy, error) {
 	p.m = m
 	if p.audits, err = newAuditCache(opts.AuditCacheBytes, opts.Registerer); err != nil {
 		return nil, err
+	}
+	p.budget = opts.Budget
+	if reg := opts.Registerer; reg != nil && p.budget != nil {
+		for c := range netlimit.NumClasses {
+			g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "waitroom_in_flight",
+				Help:        "Requests being handled now, by class (anonymous, admitted, api), as serve.max_in_flight counts them.",
+				ConstLabels: prometheus.Labels{"class": c.String()}},
+				func() float64 { return float64(p.budget.InUse(c)) })
+			if err := reg.Register(g); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if p.dm, err = newDefenceMetrics(opts.Registerer); err != nil {
 		return nil, err
@@ -401,7 +422,11 @@ func (p *Proxy) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if rest, ok := p.own(rq); ok {
+		if !p.enter(ctx, netlimit.API) {
+			return
+		}
 		p.serveOwn(ctx, rest, rq)
+		p.budget.Release(netlimit.API)
 		return
 	}
 	r := p.route(rq)
@@ -431,7 +456,22 @@ func (p *Proxy) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	r.counts.room.Inc()
+	if !p.enter(ctx, netlimit.API) {
+		return
+	}
 	p.room(ctx, ev, ip, rq)
+	p.budget.Release(netlimit.API)
+}
+
+// enter takes a slot of the in-flight budget for class c, or answers 503
+// (busy) and reports false.
+func (p *Proxy) enter(ctx *fasthttp.RequestCtx, c netlimit.Class) bool {
+	if p.budget.Acquire(c) {
+		return true
+	}
+	p.m.refused[c].Inc()
+	p.busy(ctx)
+	return false
 }
 
 // request is what handle parsed of one request: the normalised target,
@@ -624,6 +664,21 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass 
 
 		ClientIPHeaders: p.clientIPHeaders,
 	}
+	// On a gated route only a pass or a bypass gets here.
+	class := netlimit.Anonymous
+	if pass != nil || r.Action != ActionPass {
+		class, fw.Admitted = netlimit.Admitted, true
+	}
+	if !p.enter(ctx, class) {
+		return
+	}
+	defer p.budget.Release(class)
+	var g *bodyGuard
+	if pol := p.body.Load(); pol != nil && ctx.Request.IsBodyStream() {
+		g = acquireBodyGuard(ctx, pol)
+		fw.Body = g
+		defer releaseBodyGuard(g)
+	}
 	var me *meter.Event
 	var tok meter.Token
 	if pass != nil {
@@ -650,13 +705,14 @@ func (p *Proxy) upstreamFailed(ctx *fasthttp.RequestCtx, o *upstream.Origin, err
 	switch {
 	case errors.Is(err, upstream.ErrShed):
 		p.m.shed.WithLabelValues(o.Name()).Inc()
-		ctx.Response.Header.Set("Retry-After", strconv.Itoa(static.BusyRetrySeconds))
-		if wantsJSON(ctx) {
-			writeError(ctx, fasthttp.StatusServiceUnavailable, errBusy)
-			return
+		if errors.Is(err, upstream.ErrReserved) {
+			p.m.reserveShed.WithLabelValues(o.Name()).Inc()
 		}
-		al := ctx.Request.Header.Peek("Accept-Language")
-		p.writePage(ctx, fasthttp.StatusServiceUnavailable, p.csp, p.opts.Pages.Busy(al), p.opts.Pages.BusyGzip(al))
+		p.busy(ctx)
+	case errors.Is(err, upstream.ErrBodyTimeout):
+		p.m.bodyTimeouts.Inc()
+		ctx.SetConnectionClose()
+		writeError(ctx, fasthttp.StatusRequestTimeout, errSlowRequest)
 	case errors.Is(err, upstream.ErrClient):
 		ctx.SetConnectionClose()
 		writeError(ctx, fasthttp.StatusBadRequest, errBadRequest)
@@ -668,6 +724,17 @@ func (p *Proxy) upstreamFailed(ctx *fasthttp.RequestCtx, o *upstream.Origin, err
 		p.log.Warn("proxy: origin failed", "origin", o.Name(), "err", err)
 		writeError(ctx, fasthttp.StatusBadGateway, errBadGateway)
 	}
+}
+
+// busy answers 503 with Retry-After: the busy page, or JSON.
+func (p *Proxy) busy(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.Set("Retry-After", strconv.Itoa(static.BusyRetrySeconds))
+	if wantsJSON(ctx) {
+		writeError(ctx, fasthttp.StatusServiceUnavailable, errBusy)
+		return
+	}
+	al := ctx.Request.Header.Peek("Accept-Language")
+	p.writePage(ctx, fasthttp.StatusServiceUnavailable, p.csp, p.opts.Pages.Busy(al), p.opts.Pages.BusyGzip(al))
 }
 
 // blocked answers a request for a pass-only path without a pass.

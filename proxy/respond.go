@@ -59,6 +59,7 @@ var (
 	errPassRequired  = newAPIError("pass_required", "this page needs a pass from the waiting room")
 	errBusy          = newAPIError("busy", "the site is very busy right now; try again in a few seconds")
 	errTimeout       = newAPIError("origin_timeout", "the site took too long to answer")
+	errSlowRequest   = newAPIError("request_timeout", "the request arrived too slowly")
 	errBadGateway    = newAPIError("origin_unavailable", "the site cannot be reached right now")
 	errNoOrigin      = newAPIError("no_origin", "no origin serves this path")
 	errInternal      = newAPIError("internal", "something went wrong on our side")

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strconv"
 	"sync"
@@ -29,6 +30,7 @@ import (
 	"github.com/waitroom/waitroom/proxy"
 	"github.com/waitroom/waitroom/proxy/httpguard"
 	"github.com/waitroom/waitroom/proxy/meter"
+	"github.com/waitroom/waitroom/proxy/netlimit"
 	"github.com/waitroom/waitroom/proxy/proxyproto"
 	"github.com/waitroom/waitroom/proxy/ratelimit"
 	"github.com/waitroom/waitroom/proxy/target"
@@ -61,6 +63,8 @@ type Waitroom struct {
 
 	lns     Listeners
 	closers []func() error
+	// netm counts the listeners' accept errors and connection limits.
+	netm *netlimit.Metrics
 
 	// fingerprints holds the JA4 of TLS connections (nil without TLS or
 	// bot defence).
@@ -152,7 +156,7 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 		return nil, err
 	}
 	for i, oc := range cfg.Origins {
-		o, err := newOrigin(oc, fmt.Sprintf("origins[%d]", i), log)
+		o, err := newOrigin(oc, fmt.Sprintf("origins[%d]", i), cfg.Serve.Reserved.Admitted, log)
 		if err != nil {
 			return nil, err
 		}
@@ -235,6 +239,7 @@ func (w *Waitroom) listen() error {
 	if s.WithInventory {
 		errs = append(errs, open(&w.lns.Inventory, "inventory.listen", w.cfg.Inventory.Listen))
 	}
+	w.guardListeners()
 	if s.TLS.Listen != "" {
 		tc, err := tlsConfig(s.TLS)
 		if err != nil {
@@ -242,13 +247,16 @@ func (w *Waitroom) listen() error {
 		} else if err := open(&w.lns.HTTPS, "serve.tls.listen", s.TLS.Listen); err != nil {
 			errs = append(errs, err)
 		} else {
+			// PROXY headers are read first, so that the connection limits
+			// see the client the balancer names; TLS comes last.
+			w.lns.HTTPS = w.guard(w.proxyProtocol(w.lns.HTTPS), "https", w.proxyLimits())
 			tc.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
 				if w.fingerprints != nil {
 					w.fingerprints.Observe(hello)
 				}
 				return nil, nil
 			}
-			w.lns.HTTPS = tls.NewListener(w.proxyProtocol(w.lns.HTTPS), tc)
+			w.lns.HTTPS = tls.NewListener(w.lns.HTTPS, tc)
 		}
 	}
 	for _, ln := range []net.Listener{w.lns.HTTP, w.lns.HTTPS, w.lns.Admin, w.lns.Inventory} {
@@ -257,6 +265,43 @@ func (w *Waitroom) listen() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// guardListeners wraps the plain listeners (HTTP, admin, inventory) so
+// that accept errors back off instead of stopping the server, and their
+// connections are bounded (see proxy/netlimit). The HTTP listener is
+// wrapped above its PROXY protocol reader, so per-client limits count the
+// client the balancer names.
+func (w *Waitroom) guardListeners() {
+	w.netm = netlimit.NewMetrics()
+	w.lns.HTTP = w.guard(w.lns.HTTP, "http", w.proxyLimits())
+	w.lns.Admin = w.guard(w.lns.Admin, "admin", netlimit.Limits{MaxConns: w.cfg.Admin.MaxConnections})
+	w.lns.Inventory = w.guard(w.lns.Inventory, "inventory", netlimit.Limits{MaxConns: w.cfg.Serve.MaxConnections})
+}
+
+func (w *Waitroom) guard(ln net.Listener, name string, l netlimit.Limits) net.Listener {
+	if ln == nil {
+		return nil
+	}
+	return netlimit.Wrap(ln, name, l, w.netm, w.log)
+}
+
+// proxyLimits are the connection limits of the proxy's listeners; trusted
+// proxies carry many clients and have no per-client limit.
+func (w *Waitroom) proxyLimits() netlimit.Limits {
+	s := w.cfg.Serve
+	l := netlimit.Limits{MaxConns: s.MaxConnections, MaxConnsPerClient: s.MaxConnectionsPerClient}
+	if trusted, err := config.ParseNetworks(s.TrustedProxies); err == nil && len(trusted) > 0 {
+		l.Exempt = func(a netip.Addr) bool {
+			for _, p := range trusted {
+				if p.Contains(a) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return l
 }
 
 func tlsConfig(c config.ServeTLS) (*tls.Config, error) {
@@ -310,10 +355,11 @@ func (w *Waitroom) InventoryAddr() net.Addr {
 	return w.lns.Inventory.Addr()
 }
 
-// newOrigin builds the origin oc, configured at path (origins[2]).
-func newOrigin(oc config.Origin, path string, log *slog.Logger) (*upstream.Origin, error) {
+// newOrigin builds the origin oc, configured at path (origins[2]), with
+// the share of its in-flight limit reserved for admitted visitors.
+func newOrigin(oc config.Origin, path string, reserved float64, log *slog.Logger) (*upstream.Origin, error) {
 	c := upstream.Config{Name: oc.Name, Addrs: oc.Addresses, TLS: oc.TLS, TLSServerName: oc.TLSServerName,
-		Host: oc.Host, MaxConns: oc.MaxConns, MaxInFlight: oc.MaxInFlightLimit(),
+		Host: oc.Host, MaxConns: oc.MaxConns, MaxInFlight: oc.MaxInFlightLimit(), ReservedAdmitted: reserved,
 		DialTimeout: oc.DialTimeout.Std(), ReadTimeout: oc.ReadTimeout.Std(), WriteTimeout: oc.WriteTimeout.Std(),
 		MaxConnWaitTimeout: oc.MaxConnWait.Std(), MaxIdleConnDuration: oc.MaxIdleConnDuration.Std(),
 		ReadBufferSize: oc.ReadBufferBytes, MaxResponseBodySize: oc.MaxResponseBodyBytes, Retries: oc.Retries,
@@ -348,12 +394,20 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 	if err != nil {
 		return proxy.Options{}, err
 	}
+	budget, err := netlimit.NewBudget(s.MaxInFlight, [netlimit.NumClasses]float64{
+		netlimit.Admitted: s.Reserved.Admitted, netlimit.API: s.Reserved.API})
+	if err != nil {
+		return proxy.Options{}, fmt.Errorf("serve.reserved: %w", err)
+	}
 	w.reg = prometheus.NewRegistry()
 	w.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), w.Meter)
 	w.registerProxyProtocol(w.reg)
+	if w.netm != nil {
+		w.reg.MustRegister(w.netm)
+	}
 	o := proxy.Options{Prefix: s.Prefix, Engine: w.Engine, Keys: keys, Pages: pages, Origins: w.origins,
 		Trusted: httpguard.NewTrustedHeader(trusted, s.ClientIPHeader), PassCacheSize: s.PassCacheSize, Limiter: limiter,
-		Meter: w.Meter, Registerer: w.reg, Logger: w.log,
+		Meter: w.Meter, Registerer: w.reg, Logger: w.log, Budget: budget,
 		Bypass: proxy.Bypass{CIDRs: bypass, Header: s.Bypass.Header, Secret: s.Bypass.Secret},
 		Cookies: proxy.Cookies{Ticket: s.Cookies.Ticket, Pass: s.Cookies.Pass, Domain: s.Cookies.Domain,
 			Strict: s.Cookies.SameSite == config.SameSiteStrict, ForwardPass: s.Cookies.ForwardPass},
@@ -498,7 +552,8 @@ func (w *Waitroom) Run(ctx context.Context) error {
 
 	s := w.cfg.Serve
 	srv := w.Proxy.Server(proxy.ServerConfig{MaxHeaderBytes: s.MaxHeaderBytes, MaxBodyBytes: s.MaxBodyBytes,
-		ReadTimeout: s.ReadTimeout.Std(), WriteTimeout: s.WriteTimeout.Std(), IdleTimeout: s.IdleTimeout.Std()})
+		ReadTimeout: s.ReadTimeout.Std(), WriteTimeout: s.WriteTimeout.Std(), IdleTimeout: s.IdleTimeout.Std(),
+		HeaderTimeout: s.HeaderTimeout.Std(), BodyTimeout: s.BodyTimeout.Std(), BodyMinRate: s.BodyMinRate})
 	var serving sync.WaitGroup
 	for _, ln := range []net.Listener{w.lns.HTTP, w.lns.HTTPS} {
 		if ln == nil {
@@ -515,7 +570,7 @@ func (w *Waitroom) Run(ctx context.Context) error {
 	}
 	var adminSrv *http.Server
 	if w.lns.Admin != nil {
-		adminSrv = &http.Server{Handler: w.admin, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(w.log.Handler(), slog.LevelWarn)}
+		adminSrv = w.adminServer()
 		serving.Add(1)
 		go func() {
 			defer serving.Done()
@@ -544,6 +599,25 @@ func (w *Waitroom) Run(ctx context.Context) error {
 	stop()
 	wg.Wait()
 	return runErr
+}
+
+// adminServer is the admin listener's server, with serve's header, read
+// and idle timeouts and header size (its connections are bounded by
+// admin.max_connections on the listener).
+func (w *Waitroom) adminServer() *http.Server {
+	s := w.cfg.Serve
+	return &http.Server{Handler: w.admin, ErrorLog: slog.NewLogLogger(w.log.Handler(), slog.LevelWarn),
+		ReadHeaderTimeout: orDefault(s.HeaderTimeout.Std(), proxy.DefaultHeaderTimeout),
+		ReadTimeout:       orDefault(s.HeaderTimeout.Std()+s.ReadTimeout.Std(), proxy.DefaultHeaderTimeout+proxy.DefaultReadTimeout),
+		IdleTimeout:       orDefault(s.IdleTimeout.Std(), proxy.DefaultIdleTimeout),
+		MaxHeaderBytes:    max(s.MaxHeaderBytes, proxy.MinHeaderBytes)}
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }
 
 // close releases everything NewServe opened, last opened first.

@@ -197,7 +197,7 @@ func Default() *Config {
 			MaxBodyBytes:   DefaultMaxBodyBytes,
 		},
 		Serve:     defaultServe(),
-		Admin:     Admin{Listen: DefaultAdminListen},
+		Admin:     Admin{Listen: DefaultAdminListen, MaxConnections: DefaultAdminMaxConnections},
 		Admission: defaultAdmission(),
 		Origins:   []Origin{},
 		Routes:    []Route{},

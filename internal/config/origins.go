@@ -27,7 +27,8 @@ type Origin struct {
 	// Most connections per address.
 	MaxConns int `yaml:"max_conns"`
 	// Most requests in flight to this origin at once; beyond it admitted
-	// visitors get 503 with Retry-After (load shedding), never a hang. 0
+	// visitors get 503 with Retry-After (load shedding), never a hang.
+	// serve.reserved.admitted of it is kept for admitted visitors. 0
 	// means max_conns times the number of addresses.
 	MaxInFlight int `yaml:"max_in_flight"`
 	// Longest time to connect to an address.

@@ -68,8 +68,43 @@ type Serve struct {
 	// Largest request body forwarded, in bytes; bodies stream to the
 	// origin and a larger one gets 413. 0 means no limit.
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
-	// Longest time to read one request (headers and body).
+	// Longest time to read one request's body after its head, however
+	// fast it flows (uploads that take longer are cut off with 408).
 	ReadTimeout Duration `yaml:"read_timeout"`
+	// Longest time to receive a request's head (request line and headers):
+	// from the connection's opening for its first request, from the first
+	// byte of each later one. A client sending its head slower (slowloris)
+	// gets 408 and is disconnected.
+	HeaderTimeout Duration `yaml:"header_timeout"`
+	// Longest wait for a request body's first bytes after the head; it is
+	// also the grace before body_min_rate applies. No origin connection is
+	// taken for a request until its body's first bytes have arrived.
+	BodyTimeout Duration `yaml:"body_timeout"`
+	// Slowest a request body may arrive, in bytes a second: t seconds
+	// after the head, at least body_min_rate × (t − body_timeout) bytes
+	// must have arrived, or the body is cut off (408, connection closed)
+	// and the origin sees an unfinished request. 0 turns the rate off
+	// (read_timeout still bounds the body).
+	BodyMinRate int64 `yaml:"body_min_rate"`
+	// Most connections open at once on each of the proxy's listeners
+	// (HTTP, HTTPS, and the in-process sidecar's with with_inventory);
+	// beyond it new connections wait in the kernel's backlog until one
+	// closes. Keep it below the file descriptor limit
+	// (ulimit -n). 0 means no limit.
+	MaxConnections int `yaml:"max_connections"`
+	// Most connections open at once from one client address (an IPv4
+	// address, an IPv6 /64); more are closed at once. trusted_proxies are
+	// exempt. Mind carrier-grade NAT: many visitors can share one address.
+	// 0 means no limit.
+	MaxConnectionsPerClient int `yaml:"max_connections_per_client"`
+	// Most requests handled at once, head received and not yet answered
+	// (waiting-room API, pages and requests forwarded to origins alike);
+	// beyond it (or beyond a class's share, see reserved) requests get 503
+	// with Retry-After. 0 means no limit.
+	MaxInFlight int `yaml:"max_in_flight"`
+	// Shares of max_in_flight, and of every origin's max_in_flight, that
+	// requests without a pass can never take.
+	Reserved ReservedShares `yaml:"reserved"`
 	// Longest time to write one response; 0 means no limit, which
 	// server-sent events and long downloads need.
 	WriteTimeout Duration `yaml:"write_timeout"`
@@ -116,6 +151,22 @@ const (
 	PathParametersRefuse PathParameters = "refuse"
 	PathParametersStrip  PathParameters = "strip"
 )
+
+// ReservedShares keeps capacity for admitted visitors and the waiting
+// room. A class always gets its reserved share when it needs it; capacity
+// nobody reserves, or reserved but unused by its class, is shared. So
+// anonymous traffic (pass routes, paths no route matches) can hold at
+// most 1 − admitted − api of serve.max_in_flight and 1 − admitted of an
+// origin's max_in_flight, however many stalled uploads it sends.
+type ReservedShares struct {
+	// Share kept for requests with a valid pass on a gated route (and
+	// bypasses), from 0 to less than 1.
+	Admitted float64 `yaml:"admitted"`
+	// Share of serve.max_in_flight kept for the waiting room: its API
+	// (joins, status polls), pages and assets, from 0 to less than 1;
+	// admitted + api is less than 1.
+	API float64 `yaml:"api"`
+}
 
 // ServeTLS configures the HTTPS listener.
 type ServeTLS struct {
@@ -336,6 +387,10 @@ type Admin struct {
 	// the environment (${WAITROOM_ADMIN_TOKEN}). Required when listen is
 	// set.
 	Token string `yaml:"token"`
+	// Most connections open at once on the admin listener; beyond it new
+	// ones wait in the backlog. 0 means no limit. (Its header, read and
+	// idle timeouts and header size are serve's.)
+	MaxConnections int `yaml:"max_connections"`
 }
 
 // Admission configures where the queues live.
@@ -371,9 +426,20 @@ const (
 	DefaultServeReadTimeout  = 60 * time.Second
 	DefaultServeWriteTimeout = 60 * time.Second
 	DefaultIdleTimeout       = 75 * time.Second
-	DefaultShutdownGrace     = 10 * time.Second
-	DefaultInventoryRefresh  = 2 * time.Second
-	DefaultPassCacheSize     = 100_000
+	DefaultHeaderTimeout     = 10 * time.Second
+	DefaultBodyTimeout       = 20 * time.Second
+	// DefaultBodyMinRate is 1 KiB/s, about what Apache's mod_reqtimeout
+	// asks (500 bytes/s) with room for slow mobile uploads.
+	DefaultBodyMinRate             = 1 << 10
+	DefaultMaxConnections          = 10_000
+	DefaultMaxConnectionsPerClient = 512
+	DefaultServeMaxInFlight        = 10_000
+	DefaultReservedAdmitted        = 0.25
+	DefaultReservedAPI             = 0.25
+	DefaultAdminMaxConnections     = 64
+	DefaultShutdownGrace           = 10 * time.Second
+	DefaultInventoryRefresh        = 2 * time.Second
+	DefaultPassCacheSize           = 100_000
 
 	// DefaultProxyProtocolTimeout equals proxyproto.DefaultTimeout.
 	DefaultProxyProtocolTimeout = 5 * time.Second
@@ -419,23 +485,29 @@ const (
 
 func defaultServe() Serve {
 	return Serve{
-		Listen:         DefaultServeListen,
-		TLS:            ServeTLS{MinVersion: DefaultTLSMinVersion},
-		Prefix:         DefaultPrefix,
-		TrustedProxies: []string{},
-		ClientIPHeader: DefaultClientIPHeader,
-		PathParameters: DefaultPathParameters,
-		MaxHeaderBytes: DefaultMaxHeaderBytes,
-		MaxBodyBytes:   DefaultServeMaxBodyBytes,
-		ReadTimeout:    Duration(DefaultServeReadTimeout),
-		WriteTimeout:   Duration(DefaultServeWriteTimeout),
-		IdleTimeout:    Duration(DefaultIdleTimeout),
-		ShutdownGrace:  Duration(DefaultShutdownGrace),
-		Inventory:      InventoryClient{Refresh: Duration(DefaultInventoryRefresh)},
-		PassCacheSize:  DefaultPassCacheSize,
-		Binding:        DefaultBinding(),
-
-		ProxyProtocolTimeout: Duration(DefaultProxyProtocolTimeout),
+		Listen:                  DefaultServeListen,
+		TLS:                     ServeTLS{MinVersion: DefaultTLSMinVersion},
+		Prefix:                  DefaultPrefix,
+		TrustedProxies:          []string{},
+		ClientIPHeader:          DefaultClientIPHeader,
+		PathParameters:          DefaultPathParameters,
+		MaxHeaderBytes:          DefaultMaxHeaderBytes,
+		MaxBodyBytes:            DefaultServeMaxBodyBytes,
+		ReadTimeout:             Duration(DefaultServeReadTimeout),
+		WriteTimeout:            Duration(DefaultServeWriteTimeout),
+		IdleTimeout:             Duration(DefaultIdleTimeout),
+		HeaderTimeout:           Duration(DefaultHeaderTimeout),
+		BodyTimeout:             Duration(DefaultBodyTimeout),
+		BodyMinRate:             DefaultBodyMinRate,
+		MaxConnections:          DefaultMaxConnections,
+		MaxConnectionsPerClient: DefaultMaxConnectionsPerClient,
+		MaxInFlight:             DefaultServeMaxInFlight,
+		Reserved:                ReservedShares{Admitted: DefaultReservedAdmitted, API: DefaultReservedAPI},
+		ShutdownGrace:           Duration(DefaultShutdownGrace),
+		Inventory:               InventoryClient{Refresh: Duration(DefaultInventoryRefresh)},
+		PassCacheSize:           DefaultPassCacheSize,
+		Binding:                 DefaultBinding(),
+		ProxyProtocolTimeout:    Duration(DefaultProxyProtocolTimeout),
 		Keys: Keys{
 			Signing: Key{ID: DefaultKeyID, Algorithm: DefaultKeyAlgorithm},
 			Verify:  []Key{},

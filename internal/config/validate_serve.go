@@ -49,6 +49,32 @@ func (v *validator) serve(path string, s *Serve) {
 	v.positive(path+".read_timeout", s.ReadTimeout)
 	v.nonNegative(path+".write_timeout", s.WriteTimeout)
 	v.positive(path+".idle_timeout", s.IdleTimeout)
+	v.positive(path+".header_timeout", s.HeaderTimeout)
+	v.positive(path+".body_timeout", s.BodyTimeout)
+	if s.BodyTimeout > s.ReadTimeout && s.ReadTimeout > 0 {
+		v.fail(path+".body_timeout", "must not exceed read_timeout (%s), which bounds the whole body (got %s)", s.ReadTimeout, s.BodyTimeout)
+	}
+	if s.BodyMinRate < 0 {
+		v.fail(path+".body_min_rate", "must be 0 (no minimum) or more bytes a second (got %d)", s.BodyMinRate)
+	}
+	v.atLeast(path+".max_connections", int64(s.MaxConnections), 0)
+	v.atLeast(path+".max_connections_per_client", int64(s.MaxConnectionsPerClient), 0)
+	if s.MaxConnections > 0 && s.MaxConnectionsPerClient > s.MaxConnections {
+		v.fail(path+".max_connections_per_client", "must not exceed max_connections (%d) (got %d)", s.MaxConnections, s.MaxConnectionsPerClient)
+	}
+	v.atLeast(path+".max_in_flight", int64(s.MaxInFlight), 0)
+	r := s.Reserved
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{{"admitted", r.Admitted}, {"api", r.API}} {
+		if !(f.v >= 0 && f.v < 1) {
+			v.fail(path+".reserved."+f.key, "must be a share from 0 to less than 1 (got %s)", fmtFloat(f.v))
+		}
+	}
+	if r.Admitted >= 0 && r.API >= 0 && r.Admitted+r.API >= 1 {
+		v.fail(path+".reserved", "admitted + api must be less than 1, so that some capacity is shared (got %s)", fmtFloat(r.Admitted+r.API))
+	}
 	v.nonNegative(path+".shutdown_grace", s.ShutdownGrace)
 	v.inventoryClient(path+".inventory", &s.Inventory, s.WithInventory)
 	v.atLeast(path+".pass_cache_size", int64(s.PassCacheSize), 1)
@@ -379,6 +405,7 @@ func (v *validator) admin(path string, a *Admin) {
 	if a.Listen != "" {
 		v.listenAddr(path+".listen", a.Listen)
 	}
+	v.atLeast(path+".max_connections", int64(a.MaxConnections), 0)
 	switch {
 	case a.Token != "":
 		v.headerToken(path+".token", a.Token, MinAdminTokenLength)

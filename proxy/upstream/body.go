@@ -40,6 +40,7 @@ type body struct {
 	done    bool // the body ended cleanly
 	reuse   bool // the origin keeps the connection alive
 	closed  bool
+	anon    bool // counted as not admitted (Forward.Admitted false)
 	readErr error
 }
 
@@ -284,7 +285,7 @@ func (b *body) Close() error {
 		b.o.log.Debug("upstream: response body broke", "addr", b.m.addr, "err", b.readErr)
 	}
 	b.o.release(b.m, b.cc, b.br, b.done && b.reuse && b.readErr == nil)
-	b.o.inflight.Add(-1)
+	b.o.leave(b.anon)
 	*b = body{}
 	bodyPool.Put(b)
 	return nil

@@ -61,6 +61,11 @@ type Config struct {
 	// beyond it Forward returns ErrShed at once. 0 means MaxConns times
 	// the number of addresses.
 	MaxInFlight int
+	// ReservedAdmitted is the share of MaxInFlight (rounded up) that only
+	// admitted requests (Forward.Admitted) may use: the others are shed
+	// (ErrShed wrapping ErrReserved) once they hold the rest. 0 to less
+	// than 1.
+	ReservedAdmitted float64
 	// DialTimeout bounds connecting to an address, TLS handshake
 	// included; DefaultDialTimeout when 0.
 	DialTimeout time.Duration
@@ -187,6 +192,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.MaxRequestBodySize < 0 {
 		bad("max_request_body_size", "must not be negative")
+	}
+	if !(cfg.ReservedAdmitted >= 0 && cfg.ReservedAdmitted < 1) {
+		bad("reserved_admitted", "must be 0 to less than 1")
 	}
 	if cfg.Retries > MaxRetries {
 		bad("retries", "must be at most %d", MaxRetries)

@@ -109,7 +109,16 @@
 // Forward returns ErrShed at once, never queueing, when MaxInFlight
 // requests are in flight (until their bodies are relayed, WebSockets
 // closed), and when an address's MaxConns connections are all busy for
-// MaxConnWaitTimeout.
+// MaxConnWaitTimeout. Config.ReservedAdmitted of MaxInFlight is kept for
+// requests with Forward.Admitted: the others are shed (ErrShed wrapping
+// ErrReserved) once they hold the rest.
+//
+// A request with a streamed body takes its in-flight slot and an origin
+// connection only once the body's first bytes have arrived: a client that
+// sends a head and stalls holds nothing of the origin's until its read
+// deadline (the front server's body timeout) ends it with ErrBodyTimeout.
+// Forward.Body, when set, is read instead of the streamed body (the proxy
+// passes a reader that enforces a minimum rate).
 //
 // # WebSocket
 //

@@ -44,6 +44,14 @@ var (
 	// body broke, such as an invalid chunk, or its target or headers are
 	// malformed). Answer 400 and close the connection.
 	ErrClient = errors.New("upstream: client request cannot be forwarded")
+	// ErrBodyTimeout: the client's streamed body stalled: its connection's
+	// read deadline passed (the front server's body timeout or minimum
+	// rate). Answer 408 and close the connection.
+	ErrBodyTimeout = errors.New("upstream: request body too slow")
+	// ErrReserved wraps ErrShed when a request without Forward.Admitted is
+	// refused because the rest of the origin's in-flight limit is
+	// reserved for admitted visitors (Config.ReservedAdmitted).
+	ErrReserved = errors.New("upstream: in-flight capacity reserved for admitted visitors")
 	// ErrTooLarge: the request body is longer than
 	// Config.MaxRequestBodySize (declared, or found while streaming a
 	// chunked body). Answer 413 and close the connection.
@@ -51,7 +59,8 @@ var (
 )
 
 // Classify maps an Outcome error to the status and error code to answer
-// with: ErrShed 503 "overloaded", ErrClient 400 "bad_request", ErrTooLarge
+// with: ErrShed 503 "overloaded", ErrClient 400 "bad_request",
+// ErrBodyTimeout 408 "request_timeout", ErrTooLarge
 // 413 "payload_too_large", ErrTimeout
 // 504 "origin_timeout", ErrUnavailable 502 "origin_unavailable", anything
 // else 502 "bad_gateway".
@@ -61,6 +70,8 @@ func Classify(err error) (status int, code string) {
 		return fasthttp.StatusServiceUnavailable, "overloaded"
 	case errors.Is(err, ErrClient):
 		return fasthttp.StatusBadRequest, "bad_request"
+	case errors.Is(err, ErrBodyTimeout):
+		return fasthttp.StatusRequestTimeout, "request_timeout"
 	case errors.Is(err, ErrTooLarge):
 		return fasthttp.StatusRequestEntityTooLarge, "payload_too_large"
 	case errors.Is(err, ErrTimeout):
@@ -114,6 +125,13 @@ type Forward struct {
 	// StripHeaders are more request header names (matched ignoring case)
 	// not to forward, such as the bypass secret header.
 	StripHeaders [][]byte
+	// Admitted is true for a request with a valid pass (or a bypass): it
+	// may use the share of MaxInFlight reserved for admitted visitors.
+	Admitted bool
+	// Body, when set, is read instead of the request's streamed body: a
+	// reader that enforces the front server's minimum body rate. Its
+	// timeout errors are ErrBodyTimeout.
+	Body io.Reader
 }
 
 // Outcome is what became of a forwarded request.
@@ -125,7 +143,7 @@ type Outcome struct {
 	// the failure).
 	Elapsed time.Duration
 	// Err is nil, or one of ErrShed, ErrTimeout, ErrUnavailable,
-	// ErrUpstream, ErrClient and ErrTooLarge (possibly wrapping the
+	// ErrUpstream, ErrClient, ErrBodyTimeout and ErrTooLarge (possibly wrapping the
 	// cause). When it is
 	// not nil, Forward has set no status, header or body: the caller
 	// answers (see Classify). It has set Connection: close when the
@@ -152,18 +170,22 @@ func (o *Origin) Forward(ctx *fasthttp.RequestCtx, f *Forward) Outcome {
 	start := time.Now()
 	var out Outcome
 	x := exchangePool.Get().(*exchange)
+	x.anon = !f.Admitted
 	if err := x.prepare(ctx, f, o.cfg.MaxRequestBodySize); err != nil {
+		out.Err = err
+	} else if err := x.awaitBody(); err != nil {
+		// A body that never starts holds no origin connection and no
+		// in-flight slot.
 		out.Err = err
 	} else if o.healthy.Load() == 0 {
 		out.Err = ErrUnavailable
-	} else if o.inflight.Add(1) > int64(o.cfg.MaxInFlight) {
-		o.inflight.Add(-1)
-		out.Err = ErrShed
+	} else if err := o.enter(x.anon); err != nil {
+		out.Err = err
 	} else {
 		var handed bool
 		out, handed = o.forward(ctx, f, x, start)
 		if !handed {
-			o.inflight.Add(-1)
+			o.leave(x.anon)
 		}
 	}
 	if out.Err != nil {
@@ -267,6 +289,8 @@ func (o *Origin) attempt(ctx *fasthttp.RequestCtx, f *Forward, x *exchange, m *m
 	switch {
 	case errors.Is(clientErr, ErrTooLarge):
 		return fail(attemptDone, Outcome{Err: clientErr}, nil)
+	case clientErr != nil && isTimeout(clientErr):
+		return fail(attemptDone, Outcome{Err: fmt.Errorf("%w: %w", ErrBodyTimeout, clientErr)}, nil)
 	case clientErr != nil:
 		return fail(attemptDone, Outcome{Err: fmt.Errorf("%w: %w", ErrClient, clientErr)}, nil)
 	case originErr != nil && isTimeout(originErr):
@@ -317,7 +341,7 @@ func (o *Origin) attempt(ctx *fasthttp.RequestCtx, f *Forward, x *exchange, m *m
 			out.Err = fmt.Errorf("%w: 101 to a request without upgrade", ErrUpstream)
 			return fail(attemptDone, out, nil)
 		}
-		o.switchProtocols(ctx, m, cc, br)
+		o.switchProtocols(ctx, m, cc, br, x.anon)
 		return attemptResult{out: out, handed: true}
 	}
 
@@ -346,6 +370,7 @@ func (o *Origin) attempt(ctx *fasthttp.RequestCtx, f *Forward, x *exchange, m *m
 		return attemptResult{out: out}
 	}
 	b := acquireBody(o, m, cc, br, length, reuse)
+	b.anon = x.anon
 	if length < 0 {
 		length = -1 // the client gets it chunked
 	}
@@ -513,7 +538,14 @@ func (o *Origin) writeBody(bw *bufio.Writer, conn interface{ SetWriteDeadline(ti
 			}
 			p = p[:min(left, len(p))]
 		}
-		n, err := b.stream.Read(p)
+		var n int
+		var err error
+		if x.pre {
+			// The first bytes awaitBody read, in x.buf already.
+			n, err, x.pre = x.preN, x.preErr, false
+		} else {
+			n, err = b.stream.Read(p)
+		}
 		if sent += int64(n); o.cfg.MaxRequestBodySize > 0 && sent > o.cfg.MaxRequestBodySize {
 			return ErrTooLarge, nil
 		}
@@ -655,6 +687,10 @@ type exchange struct {
 	body      reqBody
 	upgrade   bool // a WebSocket upgrade
 	retriable bool // may be sent again after a connection failure
+	anon      bool // not admitted: no use of the reserved in-flight share
+	pre       bool // buf[:preN] holds the body's first bytes, read by awaitBody
+	preN      int
+	preErr    error
 }
 
 type bodyKind uint8
@@ -679,7 +715,39 @@ var exchangePool = sync.Pool{New: func() any {
 func (x *exchange) reset() {
 	x.raw, x.conn, x.xff, x.upg, x.tokens = nil, x.conn[:0], x.xff[:0], x.upg[:0], x.tokens[:0]
 	x.body = reqBody{}
-	x.upgrade, x.retriable = false, false
+	x.upgrade, x.retriable, x.anon, x.pre, x.preN, x.preErr = false, false, false, false, 0, nil
+}
+
+// awaitBody reads the first bytes of a streamed request body (into
+// x.buf, for writeBody to send first), so that a client that sends a head
+// and then stalls is cut off by its read deadline before the request takes
+// an in-flight slot or an origin connection.
+func (x *exchange) awaitBody() error {
+	b := &x.body
+	if b.stream == nil || b.kind == bodyNone || (b.kind == bodyFixed && b.n == 0) {
+		return nil
+	}
+	p := x.buf
+	if b.kind == bodyFixed {
+		p = p[:min(b.n, len(p))]
+	}
+	for range 100 {
+		n, err := b.stream.Read(p)
+		if n == 0 && err == nil {
+			continue
+		}
+		switch {
+		case n == 0 && isTimeout(err):
+			return fmt.Errorf("%w: %w", ErrBodyTimeout, err)
+		case n == 0 && err == io.EOF && b.kind == bodyFixed:
+			return fmt.Errorf("%w: %w", ErrClient, io.ErrUnexpectedEOF)
+		case n == 0 && err != nil && err != io.EOF:
+			return fmt.Errorf("%w: %w", ErrClient, err)
+		}
+		x.pre, x.preN, x.preErr = true, n, err
+		return nil
+	}
+	return fmt.Errorf("%w: the body stream returns nothing", ErrClient)
 }
 
 // prepare reads what Forward needs from the request before any byte goes
@@ -723,7 +791,10 @@ func (x *exchange) prepare(ctx *fasthttp.RequestCtx, f *Forward, maxBody int64) 
 	cl := h.ContentLength()
 	switch {
 	case ctx.Request.IsBodyStream():
-		x.body.stream = ctx.RequestBodyStream()
+		x.body.stream = f.Body
+		if f.Body == nil {
+			x.body.stream = ctx.RequestBodyStream()
+		}
 		switch {
 		case cl >= 0:
 			x.body.kind, x.body.n = bodyFixed, cl

@@ -3,7 +3,9 @@ package upstream
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -27,6 +29,8 @@ type Origin struct {
 	name    string
 
 	inflight atomic.Int64
+	anon     atomic.Int64  // of inflight, requests not admitted
+	anonMax  int64         // MaxInFlight less the share reserved for admitted visitors
 	next     atomic.Uint32 // round-robin start of pick
 	healthy  atomic.Int32  // members currently healthy
 
@@ -59,6 +63,7 @@ func New(cfg Config, log *slog.Logger) (*Origin, error) {
 		log = slog.Default()
 	}
 	o := &Origin{cfg: cfg, log: log.With("origin", cfg.Name), name: cfg.Name}
+	o.anonMax = int64(cfg.MaxInFlight) - int64(math.Ceil(cfg.ReservedAdmitted*float64(cfg.MaxInFlight)))
 	for _, addr := range cfg.Addrs {
 		m := &member{addr: addr}
 		m.hc = &fasthttp.HostClient{
@@ -91,6 +96,41 @@ func (o *Origin) InFlight() int { return int(o.inflight.Load()) }
 
 // MaxInFlight returns the shedding limit in force.
 func (o *Origin) MaxInFlight() int { return o.cfg.MaxInFlight }
+
+// AnonymousInFlight returns the requests in flight that were not
+// admitted (Forward.Admitted false).
+func (o *Origin) AnonymousInFlight() int { return int(o.anon.Load()) }
+
+// errShedReserved is ErrShed for a request refused because the rest of the
+// in-flight limit is reserved for admitted visitors.
+var errShedReserved = fmt.Errorf("%w: %w", ErrShed, ErrReserved)
+
+// enter takes an in-flight slot: an anonymous request only below
+// MaxInFlight less the reserved share, any request below MaxInFlight.
+func (o *Origin) enter(anon bool) error {
+	if anon {
+		if o.anon.Add(1) > o.anonMax {
+			o.anon.Add(-1)
+			return errShedReserved
+		}
+	}
+	if o.inflight.Add(1) > int64(o.cfg.MaxInFlight) {
+		o.inflight.Add(-1)
+		if anon {
+			o.anon.Add(-1)
+		}
+		return ErrShed
+	}
+	return nil
+}
+
+// leave gives back a slot enter took.
+func (o *Origin) leave(anon bool) {
+	o.inflight.Add(-1)
+	if anon {
+		o.anon.Add(-1)
+	}
+}
 
 // Start runs the health checks (when Health.Path is set) in the
 // background until ctx ends or Close is called. It returns at once.

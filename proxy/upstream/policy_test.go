@@ -283,6 +283,7 @@ func TestClassify(t *testing.T) {
 	}{
 		{ErrShed, 503, "overloaded"},
 		{ErrClient, 400, "bad_request"},
+		{ErrBodyTimeout, 408, "request_timeout"},
 		{ErrTooLarge, 413, "payload_too_large"},
 		{ErrTimeout, 504, "origin_timeout"},
 		{ErrUnavailable, 502, "origin_unavailable"},

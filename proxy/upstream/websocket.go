@@ -18,7 +18,7 @@ import (
 // When either side ends, both connections are closed; the origin
 // connection never returns to the pool. It owns m's pending count and the
 // in-flight count from here on.
-func (o *Origin) switchProtocols(ctx *fasthttp.RequestCtx, m *member, cc pooledConn, br *bufio.Reader) {
+func (o *Origin) switchProtocols(ctx *fasthttp.RequestCtx, m *member, cc pooledConn, br *bufio.Reader, anon bool) {
 	rh := &ctx.Response.Header
 	head := make([]byte, 0, 512)
 	head = append(head, "HTTP/1.1 101 Switching Protocols\r\n"...)
@@ -48,8 +48,11 @@ func (o *Origin) switchProtocols(ctx *fasthttp.RequestCtx, m *member, cc pooledC
 		defer func() {
 			handBack(m.hc.CloseConn, cc)
 			m.pending.Add(-1)
-			o.inflight.Add(-1)
+			o.leave(anon)
 		}()
+		// The front server's header or body read deadline is still on
+		// the client connection; a WebSocket lives as long as it is open.
+		_ = client.SetDeadline(time.Time{})
 		if _, err := client.Write(head); err != nil {
 			return
 		}
