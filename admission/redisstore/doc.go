@@ -29,7 +29,16 @@
 //
 // Durability is Redis's: the admission Redis must run with appendonly
 // yes and appendfsync always for AppendMember and the other durable
-// operations to survive a Redis crash; New warns loudly otherwise.
+// operations to survive a Redis crash, and with aof-load-truncated no.
+// RecordDraw and BarVisitors write more than one key and reach the AOF
+// as one MULTI/EXEC block; when a crash tears that block, Redis with
+// aof-load-truncated yes (its default) cuts the file inside the block,
+// and a later restart applies the block's first commands (a tranche with
+// two draw records, so two orders; a bar without its expiry, which never
+// ends) or, when no other block follows, drops every join and serving
+// counter acknowledged after them. With no, Redis refuses the torn file
+// and redis-check-aof --fix cuts the block whole. New logs an error (or,
+// with RequirePersistence, refuses) otherwise.
 // Nothing is expired automatically except leases and invite uses: an
 // event's keys stay until an operator deletes them.
 //

@@ -77,6 +77,45 @@ func TestPersistenceWarning(t *testing.T) {
 	}
 }
 
+// TestRequirePersistence: with RequirePersistence, New refuses a Redis
+// without the AOF or one that would start from a torn AOF
+// (aof-load-truncated yes, Redis's default; see TestTornWrite) and says
+// what to set; without it, New logs an error and works.
+func TestRequirePersistence(t *testing.T) {
+	ctx := context.Background()
+	aof := redistest.Start(t, redistest.Options{AppendOnly: true}) // aof-load-truncated no
+	if s, err := redisstore.New(ctx, redisstore.Options{Client: aof.Client(), RequirePersistence: true}); err != nil {
+		t.Fatalf("New refused a Redis with appendonly yes, appendfsync always, aof-load-truncated no: %v", err)
+	} else {
+		s.Close()
+	}
+	if err := aof.Client().ConfigSet(ctx, "aof-load-truncated", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		c         redis.UniversalClient
+		err, logs string
+	}{
+		{"appendonly no", redistest.Start(t, redistest.Options{}).Client(), "appendonly off", "NO PERSISTENCE"},
+		{"aof-load-truncated yes", aof.Client(), "aof-load-truncated no, and when Redis then refuses to start after a crash, run redis-check-aof --fix", "CAN REPLAY HALF A CHANGE"},
+	} {
+		_, err := redisstore.New(ctx, redisstore.Options{Client: tc.c, RequirePersistence: true, Logger: discard()})
+		if err == nil || !strings.HasPrefix(err.Error(), "redisstore: ") || !strings.Contains(err.Error(), tc.err) {
+			t.Fatalf("%s, persistence required: New = %v", tc.name, err)
+		}
+		var log logBuffer
+		s, err := redisstore.New(ctx, redisstore.Options{Client: tc.c, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		if err != nil {
+			t.Fatalf("%s: without the requirement New must only log: %v", tc.name, err)
+		}
+		s.Close()
+		if !strings.Contains(log.String(), "level=ERROR") || !strings.Contains(log.String(), tc.logs) {
+			t.Fatalf("%s: New logged %q", tc.name, log.String())
+		}
+	}
+}
+
 // TestBadNames: ids that would break the key layout are refused.
 func TestBadNames(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})

@@ -72,6 +72,10 @@ type Options struct {
 	Pipelines int
 	// Logger receives warnings; slog.Default when nil.
 	Logger *slog.Logger
+	// RequirePersistence makes New fail when a Redis master has
+	// appendonly off or aof-load-truncated yes; otherwise New only logs
+	// an error.
+	RequirePersistence bool
 }
 
 // Store is the Redis admission store. It is safe for concurrent use, by
@@ -83,9 +87,10 @@ type Store struct {
 	batch  *redisbatch.Batcher
 }
 
-// New checks the connection and the servers' persistence settings (it
-// logs an error when appendonly is off, a warning when appendfsync is not
-// always) and returns a Store.
+// New checks the connection and the servers' persistence settings and
+// returns a Store. A master with appendonly off or aof-load-truncated yes
+// fails New with RequirePersistence and gets an error in the log
+// otherwise; appendfsync other than always gets a warning.
 func New(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Client == nil {
 		return nil, errors.New("redisstore: a client is required")
@@ -106,28 +111,29 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if err := s.c.Ping(ctx).Err(); err != nil {
 		return nil, fmt.Errorf("redisstore: cannot reach Redis: %w", err)
 	}
-	s.checkPersistence(ctx)
+	if err := redispersist.Enforce(ctx, s.c, s.log, persistence, opts.RequirePersistence); err != nil {
+		return nil, fmt.Errorf("redisstore: %w", err)
+	}
 	s.batch = redisbatch.New(s.c, opts.Pipelines)
 	return s, nil
 }
 
-// checkPersistence warns, loudly, about masters that would lose
-// acknowledged writes on a restart.
-func (s *Store) checkPersistence(ctx context.Context) {
-	nodes, err := redispersist.Check(ctx, s.c)
-	if err != nil {
-		s.log.Warn("redisstore: cannot list the Redis masters to check their persistence; make sure the admission Redis runs with appendonly yes and appendfsync always", "err", err)
-	}
-	for _, n := range nodes {
-		switch {
-		case n.Err != nil:
-			s.log.Warn("redisstore: cannot read the Redis persistence settings (CONFIG GET refused); make sure the admission Redis runs with appendonly yes and appendfsync always", "addr", n.Addr, "err", n.Err)
-		case !n.AOF():
-			s.log.Error("redisstore: *** THE ADMISSION REDIS HAS NO PERSISTENCE *** (appendonly no): a Redis restart loses every queued visitor, draw and serving counter; run it with appendonly yes and appendfsync always", "addr", n.Addr)
-		case !n.FsyncAlways():
-			s.log.Warn("redisstore: the admission Redis fsyncs its AOF only "+n.AppendFsync+": a crash can lose the last acknowledged joins; use appendfsync always", "addr", n.Addr)
-		}
-	}
+// persistence is what the admission store keeps in Redis, for the
+// messages of redispersist.Enforce. RecordDraw and BarVisitors write more
+// than one key and reach the AOF as one MULTI/EXEC block. Redis with
+// aof-load-truncated yes cuts a torn block inside it and leaves its
+// first commands in the file, unapplied; Redis appends after them, and
+// the next restart either applies them with the next block (a draw that
+// was never acknowledged comes back beside the one recorded again after
+// the crash, so a tranche has two draws and two orders; a visitor barred
+// for good, without the bar's expiry) or, when no block follows before
+// the next crash, drops everything acknowledged after them (joins,
+// serving counters, seeds). See TestTornWriteLoadTruncated.
+var persistence = redispersist.Stakes{
+	Role:     "admission",
+	Lost:     "every queued visitor, draw and serving counter",
+	LostLast: "the last acknowledged joins",
+	Torn:     "applies half a draw or a batch of visitor bars (a tranche drawn twice in two orders, a bar that never ends) or drops the joins acknowledged after it",
 }
 
 // Close waits for pipelined calls in flight; the client belongs to the

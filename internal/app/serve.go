@@ -194,7 +194,7 @@ func (w *Waitroom) admissionStore(ctx context.Context) (admission.Store, error) 
 		if err != nil {
 			return nil, err
 		}
-		s, err := admredis.New(ctx, admredis.Options{Client: c, Prefix: a.RedisPrefix, Logger: w.log})
+		s, err := admredis.New(ctx, admredis.Options{Client: c, Prefix: a.RedisPrefix, RequirePersistence: a.Redis.RequirePersistence, Logger: w.log})
 		if err != nil {
 			c.Close()
 			return nil, redisErr("admission.redis", a.Redis, err)

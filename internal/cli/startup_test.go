@@ -15,6 +15,7 @@ import (
 
 	"github.com/waitroom/waitroom/internal/freeport"
 	"github.com/waitroom/waitroom/internal/fsutil"
+	"github.com/waitroom/waitroom/internal/redistest"
 )
 
 // startConfig is a serve configuration whose every listener takes a free
@@ -185,6 +186,9 @@ func TestServeStartFailures(t *testing.T) {
 			[]string{"waitroom: admission.data_dir " + filepath.Join(file, "admission") + ": not a directory"}},
 		{"admission redis unreachable", "", "admission: {store: redis, redis: {url: \"" + deadRedis(t) + "\"}}",
 			[]string{"waitroom: admission.redis.url 127.0.0.1:", ": connection refused"}},
+		{"admission redis loads a torn AOF", "", "admission: {store: redis, redis: {url: \"" +
+			redistest.Start(t, redistest.Options{AppendOnly: true, LoadTornAOF: true}).URL() + "\", require_persistence: true}}",
+			[]string{"waitroom: admission.redis.url 127.0.0.1:", "aof-load-truncated yes", "redis-check-aof --fix"}},
 		{"inventory.data_dir locked", "with_inventory: true",
 			"inventory: {listen: 127.0.0.1:0, api_token: 9c1e0b5d2f8a4c6e7f3a, data_dir: " + lockDir(t, filepath.Join(dir, "inv-locked")) + "}",
 			[]string{"waitroom: inventory.data_dir " + filepath.Join(dir, "inv-locked") + ": in use by another process"}},

@@ -129,7 +129,7 @@ type Redis struct {
 	// Password, from the environment (${REDIS_PASSWORD}); empty for none.
 	Password string `yaml:"password"`
 	// Refuse to start when Redis has appendonly off, so that a restart of
-	// Redis could lose sales, or (for the inventory) aof-load-truncated
+	// Redis could lose sales or queued visitors, or aof-load-truncated
 	// yes, so that a restart after a crash could apply half a change; when
 	// false, such a Redis only gets a loud warning.
 	RequirePersistence bool `yaml:"require_persistence"`

@@ -2,6 +2,10 @@ package redispersist
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -37,11 +41,13 @@ func (n Node) FsyncAlways() bool { return n.AOF() && n.AppendFsync == "always" }
 // was part of a MULTI/EXEC block (the effects of a Lua script that wrote
 // more than once), Redis up to at least 7.x truncates the file inside
 // the block instead of before it: the complete commands of the torn
-// block stay in the file, unapplied, and the next restart applies them
-// together with the following block, so half a script comes back
-// (fixed in Valkey by valkey-io/valkey#4342; redis-check-aof --fix cuts
-// before the MULTI). A node whose setting cannot be read counts as
-// loading a torn tail.
+// block stay in the file, unapplied, after an open MULTI. The next
+// restart applies them together with everything written after them up
+// to the next block's EXEC, so half a script comes back; with no EXEC
+// after them, it reverts to before the MULTI and drops everything
+// written since, acknowledged or not (fixed in Valkey by
+// valkey-io/valkey#4342; redis-check-aof --fix cuts before the MULTI).
+// A node whose setting cannot be read counts as loading a torn tail.
 func (n Node) LoadsTornTail() bool { return n.AOF() && n.AOFLoadTruncated != "no" }
 
 // Check reads the settings of the server behind c: the one node of a
@@ -82,4 +88,64 @@ func Check(ctx context.Context, c redis.UniversalClient) ([]Node, error) {
 		return nodes, err
 	}
 	return nil, nil
+}
+
+// Stakes says, for the messages of Enforce, what one store keeps in its
+// Redis.
+type Stakes struct {
+	// Role names the Redis in messages: "inventory", "admission".
+	Role string
+	// Lost is what a restart of a Redis without an AOF loses
+	// ("acknowledged holds and sales").
+	Lost string
+	// LostLast is what a crash loses when the AOF is fsynced only once a
+	// second ("the last acknowledged sales").
+	LostLast string
+	// Torn is what a later restart does after a crash tore the AOF's
+	// last write ("applies the first half of an inventory change (a seat
+	// can be sold twice)").
+	Torn string
+}
+
+// Enforce checks every master behind c (see Check) for what a store that
+// acknowledges writes needs: appendonly yes, appendfsync always and
+// aof-load-truncated no. A master without the AOF, or one that would
+// start from a torn AOF (LoadsTornTail), makes Enforce return an error
+// naming it when require is set, and is logged as an error otherwise; an
+// appendfsync other than always, and settings that cannot be read, are
+// logged as warnings. Every message says what to set; the torn-AOF one
+// also says how to repair the file after a crash.
+func Enforce(ctx context.Context, c redis.UniversalClient, log *slog.Logger, s Stakes, require bool) error {
+	want := "make sure the " + s.Role + " Redis runs with appendonly yes, appendfsync always and aof-load-truncated no"
+	nodes, err := Check(ctx, c)
+	if err != nil {
+		log.Warn("cannot list the Redis masters to check their persistence; "+want, "err", err)
+	}
+	role := strings.ToUpper(s.Role)
+	var errs []error
+	for _, n := range nodes {
+		switch {
+		case n.Err != nil:
+			log.Warn("cannot read the Redis persistence settings (CONFIG GET refused); "+want, "addr", n.Addr, "err", n.Err)
+		case !n.AOF() && require:
+			errs = append(errs, fmt.Errorf("Redis at %s has appendonly off: %s would be lost on a restart (set appendonly yes, appendfsync always)", n.Addr, s.Lost))
+		case !n.AOF():
+			log.Error("*** THE "+role+" REDIS HAS NO PERSISTENCE *** (appendonly no): a Redis restart loses "+s.Lost+"; run it with appendonly yes and appendfsync always", "addr", n.Addr)
+		case !n.FsyncAlways():
+			log.Warn("the "+s.Role+" Redis fsyncs its AOF only "+n.AppendFsync+": a crash can lose "+s.LostLast+"; use appendfsync always", "addr", n.Addr)
+		}
+		// A script that writes more than once reaches the AOF as one
+		// MULTI/EXEC block; see LoadsTornTail for how Redis loads a torn
+		// one.
+		if n.LoadsTornTail() {
+			msg := fmt.Sprintf("Redis at %s has aof-load-truncated yes: after a crash that tears the last write of its AOF, a later restart %s; "+
+				"set aof-load-truncated no, and when Redis then refuses to start after a crash, run redis-check-aof --fix on its AOF manifest (it cuts the torn change whole)", n.Addr, s.Torn)
+			if require {
+				errs = append(errs, errors.New(msg))
+			} else {
+				log.Error("*** THE "+role+" REDIS CAN REPLAY HALF A CHANGE *** "+msg, "addr", n.Addr)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

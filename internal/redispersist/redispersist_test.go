@@ -1,7 +1,10 @@
 package redispersist_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -70,5 +73,65 @@ func TestCheckUnreadable(t *testing.T) {
 	nodes, err := redispersist.Check(context.Background(), c)
 	if err != nil || len(nodes) != 1 || nodes[0].Err == nil || nodes[0].AOF() {
 		t.Fatalf("Check of a stopped server = %+v, %v", nodes, err)
+	}
+}
+
+// TestEnforce: a Redis without the AOF, or one that would start from a
+// torn AOF, is refused when persistence is required and logged as an
+// error otherwise, with what to set and how to repair; a Redis with
+// appendonly yes, appendfsync always and aof-load-truncated no passes
+// silently.
+func TestEnforce(t *testing.T) {
+	ctx := context.Background()
+	stakes := redispersist.Stakes{Role: "test", Lost: "LOST", LostLast: "LOSTLAST", Torn: "TORN"}
+	enforce := func(c redis.UniversalClient, require bool) (string, error) {
+		var log bytes.Buffer
+		err := redispersist.Enforce(ctx, c, slog.New(slog.NewTextHandler(&log, nil)), stakes, require)
+		return log.String(), err
+	}
+	has := func(s string, parts ...string) bool {
+		for _, p := range parts {
+			if !strings.Contains(s, p) {
+				return false
+			}
+		}
+		return true
+	}
+
+	srv := redistest.Start(t, redistest.Options{AppendOnly: true})
+	c := srv.Client()
+	for _, require := range []bool{false, true} {
+		if log, err := enforce(c, require); err != nil || log != "" {
+			t.Fatalf("a Redis as required (require %v): %v, logged %q", require, err, log)
+		}
+	}
+
+	if err := c.ConfigSet(ctx, "aof-load-truncated", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{srv.Addr, "aof-load-truncated yes", "TORN", "set aof-load-truncated no", "redis-check-aof --fix"}
+	if log, err := enforce(c, true); err == nil || !has(err.Error(), want...) || log != "" {
+		t.Fatalf("aof-load-truncated yes, required: %v, logged %q", err, log)
+	}
+	if log, err := enforce(c, false); err != nil || !has(log, append(want, "level=ERROR", "THE TEST REDIS CAN REPLAY HALF A CHANGE")...) {
+		t.Fatalf("aof-load-truncated yes: %v, logged %q", err, log)
+	}
+
+	if err := c.ConfigSet(ctx, "appendfsync", "everysec").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ConfigSet(ctx, "aof-load-truncated", "no").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if log, err := enforce(c, true); err != nil || !has(log, "level=WARN", "everysec", "LOSTLAST", "appendfsync always") {
+		t.Fatalf("appendfsync everysec, required: %v, logged %q", err, log)
+	}
+
+	off := redistest.Start(t, redistest.Options{}).Client()
+	if log, err := enforce(off, true); err == nil || !has(err.Error(), "appendonly off", "LOST", "appendonly yes") || log != "" {
+		t.Fatalf("appendonly no, required: %v, logged %q", err, log)
+	}
+	if log, err := enforce(off, false); err != nil || !has(log, "level=ERROR", "THE TEST REDIS HAS NO PERSISTENCE", "LOST") {
+		t.Fatalf("appendonly no: %v, logged %q", err, log)
 	}
 }

@@ -42,6 +42,11 @@ type Options struct {
 	// redis-check-aof --fix, never loaded as it is (see
 	// redispersist.Node.LoadsTornTail).
 	AppendOnly bool
+	// LoadTornAOF runs an AppendOnly server with Redis's default
+	// aof-load-truncated yes instead: it starts from an AOF whose last
+	// write a kill tore, as Redis would, and Restart repairs nothing. Only
+	// for tests that show why the stores refuse such a Redis.
+	LoadTornAOF bool
 	// Cluster starts the node with cluster mode enabled.
 	Cluster bool
 	// Dir reuses a data directory (to restart over earlier state).
@@ -102,7 +107,11 @@ func Launch(opts Options) (*Server, error) {
 			"--logfile", filepath.Join(opts.Dir, "redis.log"),
 		}
 		if opts.AppendOnly {
-			s.args = append(s.args, "--appendonly", "yes", "--appendfsync", "always", "--aof-load-truncated", "no")
+			truncated := "no"
+			if opts.LoadTornAOF {
+				truncated = "yes"
+			}
+			s.args = append(s.args, "--appendonly", "yes", "--appendfsync", "always", "--aof-load-truncated", truncated)
 		} else {
 			s.args = append(s.args, "--appendonly", "no")
 		}

@@ -135,44 +135,27 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// persistence is what the inventory keeps in Redis, for the messages of
+// redispersist.Enforce. Every script that changes more than one key
+// reaches the AOF as one MULTI/EXEC block: half a confirm moves the
+// counters but not the hold, order and audit entry; half a release or
+// cancel frees a seat while its hold or order still has it.
+var persistence = redispersist.Stakes{
+	Role:     "inventory",
+	Lost:     "acknowledged holds and sales",
+	LostLast: "the last acknowledged sales",
+	Torn:     "applies the first half of an inventory change (a seat can be sold twice)",
+}
+
 // checkPersistence reads appendonly, appendfsync and aof-load-truncated
 // from every master: a master without the AOF, or one that would start
 // from a torn AOF, fails New when persistence is required and gets a
 // loud error otherwise.
 func (s *Store) checkPersistence(ctx context.Context, require bool) error {
-	nodes, err := redispersist.Check(ctx, s.c)
-	if err != nil {
-		s.log.Warn("redisstore: cannot list the Redis masters to check their persistence; make sure the inventory Redis runs with appendonly yes and appendfsync always", "err", err)
+	if err := redispersist.Enforce(ctx, s.c, s.log, persistence, require); err != nil {
+		return fmt.Errorf("redisstore: %w", err)
 	}
-	var errs []error
-	for _, n := range nodes {
-		switch {
-		case n.Err != nil:
-			s.log.Warn("redisstore: cannot read the Redis persistence settings (CONFIG GET refused); make sure the inventory Redis runs with appendonly yes and appendfsync always", "addr", n.Addr, "err", n.Err)
-		case !n.AOF() && require:
-			errs = append(errs, fmt.Errorf("redisstore: Redis at %s has appendonly off: acknowledged holds and sales would be lost on a restart (set appendonly yes, appendfsync always)", n.Addr))
-		case !n.AOF():
-			s.log.Error("redisstore: *** THE INVENTORY REDIS HAS NO PERSISTENCE *** (appendonly no): a Redis restart loses acknowledged holds and SALES; run it with appendonly yes and appendfsync always", "addr", n.Addr)
-		case !n.FsyncAlways():
-			s.log.Warn("redisstore: the inventory Redis fsyncs its AOF only "+n.AppendFsync+": a crash can lose the last acknowledged sales; use appendfsync always", "addr", n.Addr)
-		}
-		// Every script that changes more than one key reaches the AOF as
-		// one MULTI/EXEC block. A kill can tear the block; Redis with
-		// aof-load-truncated yes then keeps its first commands in the
-		// file and the next restart applies them: half a confirm (the
-		// counters moved, the hold, order and audit entry not), half a
-		// release or cancel (a seat freed while its hold or order still
-		// has it, so it can be sold twice). See redispersist.LoadsTornTail.
-		if n.LoadsTornTail() {
-			const msg = "Redis at %s has aof-load-truncated yes: after a crash that tears the last write of its AOF, a later restart applies the first half of an inventory change (a seat can be sold twice); set aof-load-truncated no, and when Redis then refuses to start after a crash, run redis-check-aof --fix on its AOF manifest (it cuts the torn change whole)"
-			if require {
-				errs = append(errs, fmt.Errorf("redisstore: "+msg, n.Addr))
-			} else {
-				s.log.Error(fmt.Sprintf("redisstore: *** THE INVENTORY REDIS CAN REPLAY HALF A CHANGE *** "+msg, n.Addr), "addr", n.Addr)
-			}
-		}
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // Ping implements inventory.Store.
