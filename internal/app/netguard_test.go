@@ -3,6 +3,8 @@ package app
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -96,7 +98,7 @@ func TestSurvivesConnectionFloods(t *testing.T) {
 	}))
 	defer origin.Close()
 
-	secret := strings.Repeat("netguard-secret-", 3)
+	secret := netguardSecret()
 	cfg, err := config.Parse([]byte(fmt.Sprintf(attackConfig, secret, t.TempDir(),
 		strings.TrimPrefix(origin.URL, "http://"), onSale())), func(string) (string, bool) { return "", false })
 	if err != nil {
@@ -272,7 +274,7 @@ func TestHeadAndBodyTimeouts(t *testing.T) {
 		fmt.Fprint(w, "origin")
 	}))
 	defer origin.Close()
-	text := fmt.Sprintf(attackConfig, strings.Repeat("netguard-secret-", 3), t.TempDir(),
+	text := fmt.Sprintf(attackConfig, netguardSecret(), t.TempDir(),
 		strings.TrimPrefix(origin.URL, "http://"), onSale())
 	text = strings.Replace(text, "  max_in_flight: 800\n",
 		"  header_timeout: 300ms\n  body_timeout: 300ms\n  body_min_rate: 1000000\n", 1)
@@ -461,9 +463,14 @@ func TestServeSurvivesEMFILE(t *testing.T) {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
+	waiting := false
 	defer func() {
 		cmd.Process.Kill()
-		<-exited
+		if waiting {
+			<-exited
+		} else {
+			cmd.Wait()
+		}
 	}()
 	lines := bufio.NewScanner(out)
 	var addr, pid string
@@ -476,6 +483,7 @@ func TestServeSurvivesEMFILE(t *testing.T) {
 	if addr == "" {
 		t.Fatal("the child never served")
 	}
+	waiting = true
 	go func() { io.Copy(io.Discard, out); exited <- cmd.Wait() }()
 
 	client := &http.Client{Timeout: 500 * time.Millisecond, Transport: &http.Transport{DisableKeepAlives: true}}
@@ -544,6 +552,14 @@ func TestServeSurvivesEMFILE(t *testing.T) {
 	t.Logf("child %s answered %v after the descriptors were released", pid, took)
 }
 
+// netguardSecret is a signing secret start-up accepts: random, not a
+// pattern.
+func netguardSecret() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
 // serveUnderLowLimit is the child of TestServeSurvivesEMFILE: serve with
 // origin, then RLIMIT_NOFILE lowered to what is open plus a few dozen.
 func serveUnderLowLimit(origin string) {
@@ -553,7 +569,7 @@ func serveUnderLowLimit(origin string) {
 		fail(err)
 	}
 	defer os.RemoveAll(dir)
-	cfg, err := config.Parse([]byte(fmt.Sprintf(attackConfig, strings.Repeat("netguard-secret-", 3), dir, origin, onSale())),
+	cfg, err := config.Parse([]byte(fmt.Sprintf(attackConfig, netguardSecret(), dir, origin, onSale())),
 		func(string) (string, bool) { return "", false })
 	if err != nil {
 		fail(err)
