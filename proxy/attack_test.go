@@ -232,6 +232,21 @@ var attacks = []attack{
 	// input it refuses it.
 	{name: "bare LF line ends", raw: "GET /events/secret HTTP/1.1\nHost: {{HOST}}\n\n", halfClose: true, want: []int{400}},
 
+	// Upgrades: a tunnel to the origin would carry requests past the gate.
+	// The recording origin answers an upgrade with a plain 200, so the
+	// connection must stay HTTP and the next request be waitroom's.
+	{name: "WebSocket upgrade the origin refuses", reqs: 2, want: []int{200, 200},
+		raw: "GET /static/ws HTTP/1.1\r\nHost: {{HOST}}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n" +
+			"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n" + smuggled},
+	{name: "h2c upgrade", reqs: 2, want: []int{200, 200},
+		raw: "GET /static/h2c HTTP/1.1\r\nHost: {{HOST}}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n" +
+			"HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n" + smuggled},
+	{name: "h2 prior knowledge", raw: "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", want: []int{400}},
+	// Paths under the reserved prefix that leave it again: nginx sends
+	// what it normalises into /_wr/ to waitroom, never to the site.
+	{name: "out of the reserved prefix", raw: get("/_wr/../events/secret"), want: []int{200}},
+	{name: "out of the reserved prefix, encoded", raw: get("/_wr/%2e%2e/events/secret"), want: []int{200}},
+
 	// The control: with a pass the harness sees the origin serve the
 	// gated path, as that visitor, without a forged header.
 	{name: "control: a valid pass", pass: true, want: []int{200},
