@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -553,44 +554,39 @@ func TestNginxAuthRequestAttack(t *testing.T) {
 	runAttacks(t, r, front{name: "nginx", addr: ngx.Addr, passThrough: []string{"x-forwarded-for"}})
 }
 
-// caddySite is the Caddy deployment: waitroom's own paths go to waitroom,
-// everything else asks /_wr/auth (Caddy sends X-Forwarded-Method and
-// X-Forwarded-Uri, and every client header with them) and goes to the
-// site with the visitor headers from the answer. Caddy (2.6) passes a
-// client's headers to the site unless told otherwise, "_" spellings
-// included, and copy_headers does not remove a client's copy when the
-// answer has none; so the route removes, before anything else, the
-// headers waitroom sets and those sites trust for the path. (Without
-// that, this suite finds X_Waitroom_Visitor, X-Original-URL and
-// X-Rewrite-URL from the client at the site.) A 401 or 403 from waitroom
-// reaches the client as waitroom's JSON answer.
-const caddySite = `	handle /_wr/* {
-		reverse_proxy {{WAITROOM}}
+// startCaddyForwardAuth runs Caddy with the shipped
+// configs/caddy-forward-auth.Caddyfile's site block, pointed at the rig's
+// waitroom and its origin as the site.
+func startCaddyForwardAuth(t *testing.T, r *rig) *caddytest.Server {
+	t.Helper()
+	conf, err := os.ReadFile("../configs/caddy-forward-auth.Caddyfile")
+	if err != nil {
+		t.Fatal(err)
 	}
-	handle {
-		route {
-			request_header -X-Waitroom-*
-			request_header -X_waitroom_*
-			request_header -X-Original-URL
-			request_header -X_original_url
-			request_header -X-Original-URI
-			request_header -X_original_uri
-			request_header -X-Rewrite-URL
-			request_header -X_rewrite_url
-			request_header -X_forwarded_*
-			forward_auth {{WAITROOM}} {
-				uri /_wr/auth
-				copy_headers X-Waitroom-Visitor X-Waitroom-Event
-			}
-			reverse_proxy {{SITE}}
+	const open = "shop.example.com {\n"
+	i, j := strings.Index(string(conf), open), strings.LastIndex(string(conf), "}")
+	if i < 0 || j < i {
+		t.Fatalf("configs/caddy-forward-auth.Caddyfile no longer has a site block %q", open)
+	}
+	site := string(conf[i+len(open) : j])
+	for old, new := range map[string]string{
+		"127.0.0.1:8080": strings.TrimPrefix(r.url, "http://"),
+		"127.0.0.1:9000": r.origin.addr,
+	} {
+		if !strings.Contains(site, old) {
+			t.Fatalf("configs/caddy-forward-auth.Caddyfile no longer has %q", old)
 		}
-	}`
+		site = strings.ReplaceAll(site, old, new)
+	}
+	return caddytest.Start(t, caddytest.Options{Site: site})
+}
 
 // TestCaddyForwardAuthAttack sends every attack through a real Caddy
-// forward_auth in front of waitroom and the site.
+// forward_auth running the shipped configs/caddy-forward-auth.Caddyfile.
+// (Without its request_header lines, this suite finds a client's
+// X_Waitroom_Visitor, X-Original-URL and X-Rewrite-URL at the site.)
 func TestCaddyForwardAuthAttack(t *testing.T) {
 	r := newRig(t, withEventsRoute, authRequestMode)
-	site := strings.NewReplacer("{{WAITROOM}}", strings.TrimPrefix(r.url, "http://"), "{{SITE}}", r.origin.addr).Replace(caddySite)
-	cdy := caddytest.Start(t, caddytest.Options{Site: site})
+	cdy := startCaddyForwardAuth(t, r)
 	runAttacks(t, r, front{name: "caddy", addr: cdy.Addr, passThrough: []string{"x-forwarded-for"}})
 }
