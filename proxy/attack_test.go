@@ -355,7 +355,9 @@ func TestOriginReadings(t *testing.T) {
 // seenRaw is what the recording origin got, as it came on the wire.
 type seenRaw struct {
 	uri, path, header string
-	visitors          []string
+	// visitors and events are every X-Waitroom-Visitor and
+	// X-Waitroom-Event the origin got.
+	visitors, events []string
 }
 
 // recorder records the raw target and header block of everything the
@@ -373,6 +375,9 @@ func record(r *rig) *recorder {
 		s := seenRaw{uri: string(h.RequestURI()), path: string(ctx.Path()), header: string(h.Header())}
 		for _, v := range h.PeekAll("X-Waitroom-Visitor") {
 			s.visitors = append(s.visitors, string(v))
+		}
+		for _, v := range h.PeekAll("X-Waitroom-Event") {
+			s.events = append(s.events, string(v))
 		}
 		rec.mu.Lock()
 		rec.seen = append(rec.seen, s)
@@ -461,6 +466,13 @@ func runAttacks(t *testing.T, r *rig, f front) {
 		for _, s := range seen {
 			if gated(s.uri, s.path) && (len(s.visitors) != 1 || s.visitors[0] != visitor) {
 				t.Errorf("the origin saw gated %q (path %q) without a pass (visitor %q)", s.uri, s.path, s.visitors)
+			}
+			// On any path, the visitor headers are waitroom's or absent.
+			if len(s.visitors) > 1 || len(s.visitors) == 1 && s.visitors[0] != visitor {
+				t.Errorf("the origin saw %q with visitor %q", s.uri, s.visitors)
+			}
+			if len(s.events) > 1 || len(s.events) == 1 && (s.events[0] != "show" || len(s.visitors) == 0) {
+				t.Errorf("the origin saw %q with event %q", s.uri, s.events)
 			}
 			for _, line := range strings.Split(s.header, "\r\n") {
 				name, value, _ := strings.Cut(line, ":")
