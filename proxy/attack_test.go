@@ -118,6 +118,15 @@ var attacks = []attack{
 	{name: "encoded letter", raw: get("/%65vents/secret"), want: []int{200}},
 	{name: "encoded capital", raw: get("/%45VENTS/secret"), want: []int{200}},
 	{name: "empty segments", raw: get("//events//secret"), want: []int{200}},
+	// Letters beyond ASCII whose case mapping is an ASCII letter: Java's
+	// equalsIgnoreCase (Spring, Tomcat with case-insensitive matching),
+	// NTFS's upper-case table (IIS static files) and .NET's
+	// ToLowerInvariant read them as "s", "i" and "k".
+	{name: "long s for s", raw: get("/%C5%BFhow/seats"), want: []int{200}},
+	{name: "long s for s, lower-case hex", raw: get("/%c5%bfHOW/seats"), want: []int{200}},
+	{name: "dotless i for i", raw: get("/t%C4%B1ckets/x"), want: []int{200}},
+	{name: "dotted capital I for i", raw: get("/T%C4%B0CKETS/x"), want: []int{200}},
+	{name: "Kelvin sign for k", raw: get("/chec%E2%84%AAout/pay"), want: []int{403}},
 
 	// Path parameters, which Tomcat, Jetty and Spring strip.
 	{name: "path parameter", raw: get("/events;x/secret"), want: []int{400}},
@@ -260,12 +269,13 @@ var attacks = []attack{
 
 // gatedPrefixes are the rig's paths that need a pass (withEventsRoute
 // adds /events/), and waitroom's own, in lower case.
-var gatedPrefixes = []string{"/events", "/show", "/checkout", "/other", "/_wr"}
+var gatedPrefixes = []string{"/events", "/tickets", "/show", "/checkout", "/other", "/_wr"}
 
 // withEventsRoute adds the issue's gated route, /events/ queued for event
-// "show", before the rig's own.
+// "show", and /tickets/ likewise, before the rig's own.
 func withEventsRoute(o *Options) {
-	o.Routes = append([]Route{{Prefix: "/events/", Event: "show", Action: ActionQueue}}, o.Routes...)
+	o.Routes = append([]Route{{Prefix: "/events/", Event: "show", Action: ActionQueue},
+		{Prefix: "/tickets/", Event: "show", Action: ActionQueue}}, o.Routes...)
 }
 
 // originReadings returns the paths origins could make of a request-target
@@ -318,7 +328,8 @@ func originReadings(raw, fasthttpPath string) []string {
 	for _, s := range []string{p, decode(p), params(decode(p)), decode(params(p)), fasthttpPath} {
 		s = strings.ReplaceAll(s, `\`, "/")
 		out = append(out, s)
-		c := windows(strings.ToLower(path.Clean("/" + s)))
+		// ToUpper then ToLower: "ſ" is "S", "ı" is "I", "K" is "k".
+		c := windows(strings.ToLower(strings.ToUpper(path.Clean("/" + s))))
 		out = append(out, c, path.Clean(c))
 	}
 	return out
@@ -340,7 +351,8 @@ func gated(raw, fasthttpPath string) bool {
 func TestOriginReadings(t *testing.T) {
 	for _, raw := range []string{"/events/x", "/EVENTS/x", "/events./x", "/events%20/x", "/events;a/x",
 		"/static/..;/events/x", "/static/%2e%2e/events/x", "/static%2F..%2Fevents/x", `/static/..\events/x`,
-		"/static/..%5Cevents/x", "http://h/events/x", "/%65vents", "/static/.../events"} {
+		"/static/..%5Cevents/x", "http://h/events/x", "/%65vents", "/static/.../events", "/%C5%BFhow", "/t%C4%B1ckets/",
+		"/chec%E2%84%AAout"} {
 		if !gated(raw, "") {
 			t.Errorf("%q: not read as gated", raw)
 		}

@@ -39,9 +39,11 @@
 // # Matching
 //
 // Key derives the form routes are matched on: lower-cased (unless a route
-// is case-sensitive) and with every segment's trailing dots and encoded
-// spaces removed, since Windows file systems and IIS ignore them
-// ("/events./x" is "/events/x" there). Route patterns go through Key too,
+// is case-sensitive), with the escapes of "ſ", "ı", "İ" and the Kelvin sign
+// folded to "s", "i", "i" and "k" as Unicode case rules fold them (Java's
+// equalsIgnoreCase, .NET's ToLowerInvariant and NTFS do), and with every
+// segment's trailing dots and encoded spaces removed, since Windows file
+// systems and IIS ignore them ("/events./x" is "/events/x" there). Route patterns go through Key too,
 // so both sides are compared in one form.
 //
 // Everything here allocates nothing once a Target's buffers have grown; a

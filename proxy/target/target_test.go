@@ -130,6 +130,10 @@ func TestKey(t *testing.T) {
 		{"/events%20/x", true, "/events/x"},
 		{"/events.%20./x/", true, "/events/x/"},
 		{"/a%2Fb", true, "/a%2fb"},
+		{"/%C5%BFhow/T%C4%B1ckets/%C4%B0/chec%E2%84%AAout", true, "/show/tickets/i/checkout"},
+		{"/%c5%bfHOW", true, "/show"},
+		{"/%C5%BFhow", false, "/%C5%BFhow"},
+		{"/%C5%BE/%E2%84%AB/%C5", true, "/%c5%be/%e2%84%ab/%c5"},
 		{"/", true, "/"},
 	}
 	for _, tt := range tests {
