@@ -78,7 +78,8 @@ const forgedHeaders = forgedRouting + "X-Original-URI: forged\r\n"
 // disagree) before any other forged header could be seen at the site.
 const forgedRouting = "X-Original-URL: forged\r\nX-Rewrite-URL: forged\r\n" +
 	"X-Waitroom-Visitor: forged\r\nX_Waitroom_Visitor: forged\r\nX-Waitroom-Event: forged\r\nX_Waitroom_Event: forged\r\n" +
-	"X-Forwarded-For: forged\r\nX_Forwarded_For: forged\r\nX-Forwarded-Host: forged\r\nX_Original_URL: forged\r\n"
+	"X-Forwarded-For: forged\r\nX_Forwarded_For: forged\r\nX-Forwarded-Host: forged\r\nX_Original_URL: forged\r\n" +
+	"X-Forwarded-Prefix: /forged\r\nX_Forwarded_Prefix: /forged\r\n"
 
 var attacks = []attack{
 	// Absolute-form: accepted only for the request's own Host, then
@@ -132,6 +133,8 @@ var attacks = []attack{
 	{name: "path parameter", raw: get("/events;x/secret"), want: []int{400}},
 	{name: "path parameter in an empty segment", raw: get("/;x/events/secret"), want: []int{400}},
 	{name: "dot-dot with a path parameter", raw: get("/static/..;/events/secret"), want: []int{400}},
+	{name: "encoded path parameter", raw: get("/events%3Bx/secret"), want: []int{400}},
+	{name: "dot-dot with an encoded path parameter", raw: get("/static/..%3B/events/secret"), want: []int{400}},
 
 	// Dot-segments, plain and encoded.
 	{name: "dot-dot", raw: get("/static/../events/secret"), want: []int{200}},
@@ -156,6 +159,10 @@ var attacks = []attack{
 	{name: "encoded NUL", raw: get("/events%00/secret"), want: []int{400}},
 	{name: "encoded NUL on a pass path", raw: get("/static/x%00.js"), want: []int{400}},
 	{name: "malformed escape", raw: get("/static/%zz/../events/secret"), want: []int{400}},
+	{name: "IIS %u escape", raw: get("/%u0065vents/secret"), want: []int{400}},
+	// An overlong UTF-8 dot is no dot to any current origin (Tomcat read
+	// it as one until CVE-2008-2938): forwarded as it came.
+	{name: "overlong UTF-8 dot-dot", raw: get("/static/%C0%AE%C0%AE/events/secret"), want: []int{200}},
 
 	// Bytes that have no place in a request-target.
 	{name: "UTF-8 bytes", raw: get("/\xc3\xa9vents/secret"), want: []int{400}},

@@ -33,7 +33,10 @@
 // backslash in the path, a malformed escape, "%00", an encoded slash or
 // backslash ("%2F", "%5C") unless Options.EncodedSlashes keeps them, and a
 // path parameter (";", which Tomcat, Jetty and Spring strip before they
-// route) unless Options.Semicolons strips it. The query is kept as it came,
+// route) unless Options.Semicolons strips it, and an encoded one ("%3B")
+// always, since servers that decode before they split parameters read it
+// as one and the others as part of a name (Jetty refuses it as
+// ambiguous). The query is kept as it came,
 // after the same byte checks.
 //
 // # Matching

@@ -25,7 +25,8 @@ var (
 	// ErrEncodedSlash: "%2F" or "%5C" in the path, without
 	// Options.EncodedSlashes.
 	ErrEncodedSlash = errors.New("target: encoded slash in path")
-	// ErrSemicolon: a path parameter (";") with SemicolonsRefuse.
+	// ErrSemicolon: a path parameter (";") with SemicolonsRefuse, or an
+	// encoded one ("%3B") in either mode.
 	ErrSemicolon = errors.New("target: path parameter in path")
 	// ErrDotSegment: ".." above the root, or a segment of three or more
 	// dots.
@@ -292,6 +293,12 @@ func (t *Target) segment(seg []byte, o Options) error {
 			switch {
 			case b == 0:
 				return ErrNUL
+			case b == ';':
+				// Decoded before or after parameters are split off
+				// (servers differ), so it is a parameter to some and a
+				// name to others: Jetty refuses it as ambiguous, and so
+				// does waitroom, in either Semicolons mode.
+				return ErrSemicolon
 			case b == '/' || b == '\\':
 				if !o.EncodedSlashes {
 					return ErrEncodedSlash
