@@ -192,6 +192,13 @@ var attacks = []attack{
 	// Headers a client must not get to the origin.
 	{name: "forged headers on a pass path", raw: "GET /static/hdr HTTP/1.1\r\nHost: {{HOST}}\r\n" + forgedHeaders + "\r\n", want: []int{200}},
 	{name: "forged routing headers on a pass path", raw: "GET /static/hdr HTTP/1.1\r\nHost: {{HOST}}\r\n" + forgedRouting + "\r\n", want: []int{200}},
+	// fasthttp would trim the space, other servers too; refused.
+	{name: "forged headers with a space before the colon", want: []int{400},
+		raw: "GET /static/hdr HTTP/1.1\r\nHost: {{HOST}}\r\nX-Original-URL : forged\r\nX-Rewrite-URL\t: forged\r\n" +
+			"X-Waitroom-Visitor : forged\r\nX-Forwarded-Prefix : /forged\r\n\r\n"},
+	{name: "forged headers in a chunked body's trailer", want: []int{200},
+		raw: "POST /static/up HTTP/1.1\r\nHost: {{HOST}}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n" +
+			"X-Original-URL: forged\r\nX-Waitroom-Visitor: forged\r\nX_Waitroom_Visitor: forged\r\n\r\n"},
 	{name: "forged headers on the gated path", raw: "GET /events/secret HTTP/1.1\r\nHost: {{HOST}}\r\n" + forgedHeaders + "\r\n", want: []int{200}},
 
 	// Request smuggling: framing the front and the origin could read
@@ -235,6 +242,9 @@ var attacks = []attack{
 		raw: "POST /events/secret HTTP/1.1\r\nHost: {{HOST}}\r\nTransfer-Encoding: chunked\r\n\r\n{{SMUGHEX}}\r\n" + smuggled + "\r\n0\r\n\r\n" + get("/static/after")},
 	{name: "request in a blocked POST's unread body", reqs: 2, want: []int{403, 200},
 		raw: "POST /checkout/pay HTTP/1.1\r\nHost: {{HOST}}\r\nContent-Length: {{SMUGLEN}}\r\n\r\n" + smuggled + get("/static/after")},
+	{name: "request in an expect-continue body", reqs: 2, want: []int{200, 200},
+		raw: "POST /events/secret HTTP/1.1\r\nHost: {{HOST}}\r\nExpect: 100-continue\r\nContent-Length: {{SMUGLEN}}\r\n\r\n" +
+			smuggled + get("/static/after")},
 	{name: "request in a GET's body", reqs: 2, want: []int{200, 200},
 		raw: "GET /static/x HTTP/1.1\r\nHost: {{HOST}}\r\nContent-Length: {{SMUGLEN}}\r\n\r\n" + smuggled + get("/static/after")},
 	{name: "request in a pass-path POST's body", reqs: 2, want: []int{200, 200},
@@ -513,6 +523,11 @@ func runAttacks(t *testing.T, r *rig, f front) {
 			statuses, bodies, err := exchange(t, f.addr, raw, n, a.halfClose)
 			seen := rec.since(before)
 			t.Logf("statuses %v (%v); origin saw %d", statuses, err, len(seen))
+			if os.Getenv("ATTACK_DUMP") != "" { // the heads the origin got, for debugging a row
+				for _, s := range seen {
+					t.Logf("%q", s.header)
+				}
+			}
 			checkSeen(t, seen)
 			for i, b := range bodies {
 				// The origin's answer for a gated path would say so.
