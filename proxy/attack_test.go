@@ -201,6 +201,13 @@ var attacks = []attack{
 			"X-Original-URL: forged\r\nX-Waitroom-Visitor: forged\r\nX_Waitroom_Visitor: forged\r\n\r\n"},
 	{name: "forged headers on the gated path", raw: "GET /events/secret HTTP/1.1\r\nHost: {{HOST}}\r\n" + forgedHeaders + "\r\n", want: []int{200}},
 
+	// A client address from an untrusted peer's headers: the direct rig
+	// lets 192.0.2.0/24 skip the queue, and none of these may put a
+	// client there.
+	{name: "spoofed client address in a bypass network", want: []int{200},
+		raw: "GET /events/secret HTTP/1.1\r\nHost: {{HOST}}\r\nX-Forwarded-For: 192.0.2.1\r\nForwarded: for=192.0.2.1\r\n" +
+			"X-Real-IP: 192.0.2.1\r\nCF-Connecting-IP: 192.0.2.1\r\nTrue-Client-IP: 192.0.2.1\r\nX-Client-IP: 192.0.2.1\r\n\r\n"},
+
 	// Request smuggling: framing the front and the origin could read
 	// differently is refused, and a body waitroom answers without reading
 	// is read away, so the next request on the connection is a request.
@@ -587,7 +594,7 @@ func equalInts(a, b []int) bool {
 // TestAttack sends every attack to waitroom as the front server, served
 // exactly as in production (Proxy.Server).
 func TestAttack(t *testing.T) {
-	r := newRig(t, withEventsRoute)
+	r := newRig(t, withEventsRoute, withBypass([]string{"192.0.2.0/24"}, ""))
 	runAttacks(t, r, front{name: "waitroom", addr: strings.TrimPrefix(r.url, "http://"), direct: true})
 }
 
