@@ -14,27 +14,8 @@ import (
 // configs/nginx-auth-request.conf in front of waitroom (no origins of its
 // own) and the site: nginx asks /_wr/auth for every request.
 func TestNginxAuthRequest(t *testing.T) {
-	r := newRig(t, func(o *Options) {
-		o.Origins = nil
-		o.Trusted = httpguard.NewTrusted([]netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")})
-	})
-	conf, err := os.ReadFile("../configs/nginx-auth-request.conf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	http := string(conf)
-	for old, new := range map[string]string{
-		"server 127.0.0.1:8080;": "server " + strings.TrimPrefix(r.url, "http://") + ";",
-		"server 127.0.0.1:9000;": "server " + r.origin.addr + ";",
-		"listen 80;":             "listen 127.0.0.1:{{PORT}};",
-	} {
-		if !strings.Contains(http, old) {
-			t.Fatalf("configs/nginx-auth-request.conf no longer has %q", old)
-		}
-		http = strings.Replace(http, old, new, 1)
-	}
-	ngx := nginxtest.Start(t, nginxtest.Options{HTTP: http})
-	site := ngx.URL()
+	r := newRig(t, authRequestMode)
+	site := startNginxAuthRequest(t, r).URL()
 	v := newVisitor(t, "Mozilla/5.0 nginx")
 
 	// No pass: waitroom's page, and the site never sees the request.
@@ -90,4 +71,34 @@ func TestNginxAuthRequest(t *testing.T) {
 	if s := r.origin.last(t); s.visitor != "" {
 		t.Fatalf("a forged visitor header reached the site: %q", s.visitor)
 	}
+}
+
+// authRequestMode is the rig without origins (nginx or Caddy serves the
+// site) and trusting the front proxy on loopback.
+func authRequestMode(o *Options) {
+	o.Origins = nil
+	o.Trusted = httpguard.NewTrusted([]netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")})
+}
+
+// startNginxAuthRequest runs nginx with the shipped
+// configs/nginx-auth-request.conf, pointed at the rig's waitroom and its
+// origin as the site.
+func startNginxAuthRequest(t *testing.T, r *rig) *nginxtest.Server {
+	t.Helper()
+	conf, err := os.ReadFile("../configs/nginx-auth-request.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	http := string(conf)
+	for old, new := range map[string]string{
+		"server 127.0.0.1:8080;": "server " + strings.TrimPrefix(r.url, "http://") + ";",
+		"server 127.0.0.1:9000;": "server " + r.origin.addr + ";",
+		"listen 80;":             "listen 127.0.0.1:{{PORT}};",
+	} {
+		if !strings.Contains(http, old) {
+			t.Fatalf("configs/nginx-auth-request.conf no longer has %q", old)
+		}
+		http = strings.Replace(http, old, new, 1)
+	}
+	return nginxtest.Start(t, nginxtest.Options{HTTP: http})
 }

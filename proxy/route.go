@@ -283,7 +283,8 @@ dot-segments removed, "//" collapsed, unreserved escapes decoded; a segment's
 trailing dots and encoded spaces are ignored when matching.
 Refused with 400: fragments, control and non-ASCII bytes, backslashes, %%00,
 %%2F and %%5C (unless a route allows encoded slashes), absolute-form for another
-host. Path parameters (";"): %s. HTTP/1.0 without Host: %s.
+host. Path parameters (";"): %s; encoded ("%%3B"): refused (400).
+HTTP/1.0 without Host: %s.
 CONNECT: 405. TRACE: 405 unless a route allows it.
 `, params, host)
 	return err

@@ -33,15 +33,20 @@
 // backslash in the path, a malformed escape, "%00", an encoded slash or
 // backslash ("%2F", "%5C") unless Options.EncodedSlashes keeps them, and a
 // path parameter (";", which Tomcat, Jetty and Spring strip before they
-// route) unless Options.Semicolons strips it. The query is kept as it came,
+// route) unless Options.Semicolons strips it, and an encoded one ("%3B")
+// always, since servers that decode before they split parameters read it
+// as one and the others as part of a name (Jetty refuses it as
+// ambiguous). The query is kept as it came,
 // after the same byte checks.
 //
 // # Matching
 //
 // Key derives the form routes are matched on: lower-cased (unless a route
-// is case-sensitive) and with every segment's trailing dots and encoded
-// spaces removed, since Windows file systems and IIS ignore them
-// ("/events./x" is "/events/x" there). Route patterns go through Key too,
+// is case-sensitive), with the escapes of "ſ", "ı", "İ" and the Kelvin sign
+// folded to "s", "i", "i" and "k" as Unicode case rules fold them (Java's
+// equalsIgnoreCase, .NET's ToLowerInvariant and NTFS do), and with every
+// segment's trailing dots and encoded spaces removed, since Windows file
+// systems and IIS ignore them ("/events./x" is "/events/x" there). Route patterns go through Key too,
 // so both sides are compared in one form.
 //
 // Everything here allocates nothing once a Target's buffers have grown; a

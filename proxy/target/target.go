@@ -25,7 +25,8 @@ var (
 	// ErrEncodedSlash: "%2F" or "%5C" in the path, without
 	// Options.EncodedSlashes.
 	ErrEncodedSlash = errors.New("target: encoded slash in path")
-	// ErrSemicolon: a path parameter (";") with SemicolonsRefuse.
+	// ErrSemicolon: a path parameter (";") with SemicolonsRefuse, or an
+	// encoded one ("%3B") in either mode.
 	ErrSemicolon = errors.New("target: path parameter in path")
 	// ErrDotSegment: ".." above the root, or a segment of three or more
 	// dots.
@@ -298,6 +299,12 @@ func (t *Target) segment(seg []byte, o Options) error {
 			switch {
 			case b == 0:
 				return ErrNUL
+			case b == ';':
+				// Decoded before or after parameters are split off
+				// (servers differ), so it is a parameter to some and a
+				// name to others: Jetty refuses it as ambiguous, and so
+				// does waitroom, in either Semicolons mode.
+				return ErrSemicolon
 			case b == '/' || b == '\\':
 				if !o.EncodedSlashes {
 					return ErrEncodedSlash
@@ -406,12 +413,51 @@ func Key(dst, path []byte, fold bool) []byte {
 			break
 		}
 		if fold {
-			dst = appendLower(dst, seg)
+			dst = appendFold(dst, seg)
 		} else {
 			dst = append(dst, seg...)
 		}
 	}
 	return dst
+}
+
+// unicodeFolds are the UTF-8 escapes (in lower case) of the letters beyond ASCII whose
+// Unicode case mapping is an ASCII letter, with that letter: "ſ" (long s,
+// upper case "S"), "ı" (dotless i, upper case "I"), "İ" (dotted capital I,
+// lower case "i") and "K" (Kelvin sign, lower case "k"). Origins that
+// ignore case with Unicode rules (Java's equalsIgnoreCase in Spring and
+// Tomcat, .NET's ToLowerInvariant, NTFS's upper-case table under IIS) read
+// "/%C5%BFhow" as "/show", so a folded key does too.
+var unicodeFolds = [...]struct {
+	esc    string
+	letter byte
+}{{"%c5%bf", 's'}, {"%c4%b1", 'i'}, {"%c4%b0", 'i'}, {"%e2%84%aa", 'k'}}
+
+// appendFold appends seg lower-cased, with unicodeFolds' escapes (in
+// either hex case) as their ASCII letter.
+func appendFold(dst, seg []byte) []byte {
+	for k := 0; k < len(seg); k++ {
+		c := seg[k]
+		if c == '%' {
+			if esc, letter, ok := unicodeFold(seg[k:]); ok {
+				dst = append(dst, letter)
+				k += len(esc) - 1
+				continue
+			}
+		}
+		dst = append(dst, lower(c))
+	}
+	return dst
+}
+
+// unicodeFold reports whether s starts with one of unicodeFolds' escapes.
+func unicodeFold(s []byte) (string, byte, bool) {
+	for _, f := range unicodeFolds {
+		if len(s) >= len(f.esc) && equalFold(s[:len(f.esc)], f.esc) {
+			return f.esc, f.letter, true
+		}
+	}
+	return "", 0, false
 }
 
 // ValidHost reports whether h is a plausible Host header: host[:port], 1

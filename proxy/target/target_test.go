@@ -53,6 +53,9 @@ func TestParse(t *testing.T) {
 		{"escape at end", "/a%", strict, "", ErrEscape},
 		{"semicolon", "/events;x/secret", strict, "", ErrSemicolon},
 		{"semicolon dot dot", "/static/..;/events", strict, "", ErrSemicolon},
+		{"encoded semicolon", "/events%3Bx/secret", strict, "", ErrSemicolon},
+		{"encoded semicolon dot dot", "/static/..%3b/events", strict, "", ErrSemicolon},
+		{"encoded semicolon when stripping", "/static/..%3B/events", loose, "", ErrSemicolon},
 		{"tab", "/a\tb", strict, "", ErrByte},
 		{"space", "/a b", strict, "", ErrByte},
 		{"del", "/a\x7f", strict, "", ErrByte},
@@ -130,6 +133,10 @@ func TestKey(t *testing.T) {
 		{"/events%20/x", true, "/events/x"},
 		{"/events.%20./x/", true, "/events/x/"},
 		{"/a%2Fb", true, "/a%2fb"},
+		{"/%C5%BFhow/T%C4%B1ckets/%C4%B0/chec%E2%84%AAout", true, "/show/tickets/i/checkout"},
+		{"/%c5%bfHOW", true, "/show"},
+		{"/%C5%BFhow", false, "/%C5%BFhow"},
+		{"/%C5%BE/%E2%84%AB/%C5", true, "/%c5%be/%e2%84%ab/%c5"},
 		{"/", true, "/"},
 	}
 	for _, tt := range tests {
