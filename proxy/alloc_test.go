@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"bufio"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +19,18 @@ func requestCtx(tmpl *fasthttp.Request) *fasthttp.RequestCtx {
 	var ctx fasthttp.RequestCtx
 	ctx.Init(tmpl, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}, nil)
 	return &ctx
+}
+
+// wireRequest parses a request head as the front server does (a Cookie
+// header set through fasthttp's API is parsed at once instead, unlike one
+// read from the wire).
+func wireRequest(t testing.TB, head string) *fasthttp.Request {
+	t.Helper()
+	var req fasthttp.Request
+	if err := req.Header.Read(bufio.NewReader(strings.NewReader(head + "\r\n"))); err != nil {
+		t.Fatal(err)
+	}
+	return &req
 }
 
 // skipUnderRace skips an allocation test under the race detector, whose
@@ -47,14 +61,9 @@ func TestProxiedRequestAllocs(t *testing.T) {
 func proxiedRequest(t testing.TB) func() {
 	r := newRig(t)
 	v := r.admit(t, "Mozilla/5.0 alloc")
-	var tmpl fasthttp.Request
-	tmpl.Header.SetMethod("GET")
-	tmpl.SetRequestURI("/show/seats?x=1")
-	tmpl.Header.SetHost("shop.example")
-	tmpl.Header.SetUserAgent("Mozilla/5.0 alloc")
-	tmpl.Header.Set("Accept", "text/html")
-	tmpl.Header.Set("Cookie", "theme=dark; wr_pass_show="+v.cookie(r.url, "wr_pass_show")+"; lang=en")
-	ctx := requestCtx(&tmpl)
+	tmpl := wireRequest(t, "GET /show/seats?x=1 HTTP/1.1\r\nHost: shop.example\r\nUser-Agent: Mozilla/5.0 alloc\r\n"+
+		"Accept: text/html\r\nCookie: theme=dark; wr_pass_show="+v.cookie(r.url, "wr_pass_show")+"; lang=en\r\n")
+	ctx := requestCtx(tmpl)
 	r.origin.silent.Store(true)
 	run := func() {
 		tmpl.CopyTo(&ctx.Request)
@@ -89,13 +98,9 @@ func statusPoll(t testing.TB) func() {
 	for d := 11 * time.Second; d < 14*time.Second; d += time.Second {
 		r.tick(t, d)
 	}
-	var tmpl fasthttp.Request
-	tmpl.Header.SetMethod("GET")
-	tmpl.SetRequestURI("/_wr/api/status?event=show&return=/show/x")
-	tmpl.Header.SetHost("shop.example")
-	tmpl.Header.SetUserAgent("Mozilla/5.0 alloc")
-	tmpl.Header.Set("Cookie", "wr_ticket_show="+v.cookie(r.url, "wr_ticket_show"))
-	ctx := requestCtx(&tmpl)
+	tmpl := wireRequest(t, "GET /_wr/api/status?event=show&return=/show/x HTTP/1.1\r\nHost: shop.example\r\n"+
+		"User-Agent: Mozilla/5.0 alloc\r\nCookie: wr_ticket_show="+v.cookie(r.url, "wr_ticket_show")+"\r\n")
+	ctx := requestCtx(tmpl)
 	run := func() {
 		tmpl.CopyTo(&ctx.Request)
 		ctx.Response.Reset()
@@ -109,8 +114,8 @@ func statusPoll(t testing.TB) func() {
 	if !ctx.Response.Header.Cookie(c) {
 		t.Fatal("the first poll after the draw did not renew the ticket")
 	}
-	tmpl.Header.DelAllCookies()
-	tmpl.Header.SetCookie("wr_ticket_show", string(c.Value()))
+	tmpl = wireRequest(t, "GET /_wr/api/status?event=show&return=/show/x HTTP/1.1\r\nHost: shop.example\r\n"+
+		"User-Agent: Mozilla/5.0 alloc\r\nCookie: wr_ticket_show="+string(c.Value())+"\r\n")
 	for range 100 {
 		run()
 	}

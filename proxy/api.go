@@ -118,7 +118,7 @@ type cachedTicket struct {
 // ticket returns the request's ticket for ev when it is valid (cached, or
 // verified now and cached).
 func (p *Proxy) ticket(ctx *fasthttp.RequestCtx, ev *event, b *binder, now time.Time) (*cachedTicket, bool) {
-	tok := ctx.Request.Header.CookieBytes(ev.ticketCookie)
+	tok := cookie(&ctx.Request.Header, ev.ticketCookie)
 	if len(tok) == 0 {
 		return nil, false
 	}
@@ -426,7 +426,8 @@ func (p *Proxy) auth(ctx *fasthttp.RequestCtx, rq *request) {
 	case r.Action == ActionPass:
 		r.counts.forwarded.Inc()
 	default:
-		e := p.validPass(ctx, r.ev, ip)
+		now := p.clock()
+		e := p.validPass(ctx, r.ev, ip, now)
 		if e == nil {
 			if r.Action == ActionBlock {
 				r.counts.blocked.Inc()
@@ -438,7 +439,7 @@ func (p *Proxy) auth(ctx *fasthttp.RequestCtx, rq *request) {
 			return
 		}
 		r.counts.forwarded.Inc()
-		r.ev.meter.Seen(&e.v.seen)
+		r.ev.meter.SeenAt(&e.v.seen, now)
 		ctx.Response.Header.SetBytesV("X-Waitroom-Visitor", e.v.visitor[:])
 		ctx.Response.Header.SetBytesV("X-Waitroom-Event", r.ev.id)
 	}

@@ -163,7 +163,7 @@ func (p *Proxy) riskRequest(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, 
 	if r.JA4 == "" && d.JA4Header != "" && p.trusted.Trusts(ctx) {
 		r.JA4 = string(ctx.Request.Header.Peek(d.JA4Header))
 	}
-	if tok := ctx.Request.Header.CookieBytes(ev.ticketCookie); len(tok) > 0 {
+	if tok := cookie(&ctx.Request.Header, ev.ticketCookie); len(tok) > 0 {
 		if e := p.tickets.get(tok); e != nil {
 			r.Visitor = e.v.Visitor.String()
 		}

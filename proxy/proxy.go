@@ -33,12 +33,15 @@ import (
 // the waiting room, and serves the waiting-room API under its prefix. A
 // Proxy is safe for concurrent use; Handle is a fasthttp.RequestHandler.
 type Proxy struct {
-	opts    Options
-	log     *slog.Logger
-	clock   func() time.Time
-	engine  *admission.Engine
-	keys    *admission.Keyring
-	trusted *httpguard.Trusted
+	opts  Options
+	log   *slog.Logger
+	clock func() time.Time
+	// realClock is true when clock is time.Now, whose readings the
+	// origins' deadlines can use.
+	realClock bool
+	engine    *admission.Engine
+	keys      *admission.Keyring
+	trusted   *httpguard.Trusted
 
 	prefix []byte
 	// prefixKey is prefix as target.Key folds it.
@@ -153,7 +156,8 @@ func New(opts Options) (*Proxy, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.Clock == nil {
+	realClock := opts.Clock == nil
+	if realClock {
 		opts.Clock = time.Now
 	}
 	if opts.Trusted == nil {
@@ -163,7 +167,7 @@ func New(opts Options) (*Proxy, error) {
 		opts.Meter = meter.New(meter.Options{Clock: opts.Clock})
 	}
 	p := &Proxy{
-		opts: opts, log: opts.Logger, clock: opts.Clock, engine: opts.Engine, keys: opts.Keys,
+		opts: opts, log: opts.Logger, clock: opts.Clock, realClock: realClock, engine: opts.Engine, keys: opts.Keys,
 		trusted: opts.Trusted, prefix: []byte(opts.Prefix),
 		events: make(map[string]*event), origins: make(map[string]*upstream.Origin),
 		passes:  newTokenCache[passEntry](opts.PassCacheSize),
@@ -436,18 +440,19 @@ func (p *Proxy) handle(ctx *fasthttp.RequestCtx) {
 	ip := p.trusted.ClientIP(ctx)
 	if p.bypassed(ctx, ip) {
 		r.counts.bypassed.Inc()
-		p.forward(ctx, r, ip, nil, rq)
+		p.forward(ctx, r, ip, nil, rq, time.Time{})
 		return
 	}
 	if r.Action == ActionPass {
 		r.counts.forwarded.Inc()
-		p.forward(ctx, r, ip, nil, rq)
+		p.forward(ctx, r, ip, nil, rq, time.Time{})
 		return
 	}
 	ev := r.ev
-	if e := p.validPass(ctx, ev, ip); e != nil {
+	now := p.clock()
+	if e := p.validPass(ctx, ev, ip, now); e != nil {
 		r.counts.forwarded.Inc()
-		p.forward(ctx, r, ip, e, rq)
+		p.forward(ctx, r, ip, e, rq, now)
 		return
 	}
 	if r.Action == ActionBlock {
@@ -603,12 +608,11 @@ func (p *Proxy) bypassed(ctx *fasthttp.RequestCtx, ip netip.Addr) bool {
 
 // validPass returns the request's pass for ev when it is valid: cached,
 // or verified now and cached. It allocates nothing on a cache hit.
-func (p *Proxy) validPass(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr) *cached[passEntry] {
-	tok := ctx.Request.Header.CookieBytes(ev.passCookie)
+func (p *Proxy) validPass(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, now time.Time) *cached[passEntry] {
+	tok := cookie(&ctx.Request.Header, ev.passCookie)
 	if len(tok) == 0 {
 		return nil
 	}
-	now := p.clock()
 	b := p.opts.Binding.binder(ctx.Request.Header.UserAgent(), ip)
 	e := p.passes.get(tok)
 	if e == nil {
@@ -644,8 +648,10 @@ func passFiller(pass admission.Pass, with signals) func(e *passEntry) {
 }
 
 // forward sends the request to the route's origin; with a pass, as that
-// visitor, measured for the admission controller.
-func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass *cached[passEntry], rq *request) {
+// visitor, measured for the admission controller. now is the proxy's clock
+// when the pass was checked (zero without a pass): it is read once per
+// request.
+func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass *cached[passEntry], rq *request, now time.Time) {
 	o := r.origin
 	if o == nil {
 		// auth_request deployments have no origin: nginx serves the site.
@@ -679,17 +685,20 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass 
 		fw.Body = g
 		defer releaseBodyGuard(g)
 	}
+	if p.realClock {
+		fw.Start = now // the origin's deadlines need the real clock
+	}
 	var me *meter.Event
 	var tok meter.Token
 	if pass != nil {
 		fw.Visitor, fw.Event = pass.v.visitor[:], r.ev.id
 		me = r.ev.meter
-		me.Seen(&pass.v.seen)
-		tok = me.Start()
+		me.SeenAt(&pass.v.seen, now)
+		tok = me.StartAt(now)
 	}
 	out := o.Forward(ctx, &fw)
 	if me != nil {
-		me.Done(tok, out.Status, out.Err != nil && !errors.Is(out.Err, upstream.ErrClient))
+		me.DoneAt(tok, now.Add(out.Elapsed), out.Status, out.Err != nil && !errors.Is(out.Err, upstream.ErrClient))
 		if out.Complete && me.Complete(&pass.v.seen) {
 			// Done: no new pass, and this one stops after the grace.
 			p.engine.Complete(r.ev.ID, pass.v.pass.Visitor)

@@ -85,6 +85,9 @@ func Classify(err error) (status int, code string) {
 // Forward is what the proxy core knows about a request beyond the request
 // itself. Forward keeps no reference to it after returning.
 type Forward struct {
+	// Start is when the request arrived, as time.Now read it, so that
+	// Forward need not read the clock again; zero: Forward reads it.
+	Start time.Time
 	// Target is the request-target the origin receives, in origin-form:
 	// the caller's normalised path and query (proxy/target), the very
 	// path it routed on. Forward never reads the request's own
@@ -167,7 +170,10 @@ type Outcome struct {
 // changes the caller made to ctx.Request.Header are not seen, so use f.
 // It allocates nothing in steady state.
 func (o *Origin) Forward(ctx *fasthttp.RequestCtx, f *Forward) Outcome {
-	start := time.Now()
+	start := f.Start
+	if start.IsZero() {
+		start = time.Now()
+	}
 	var out Outcome
 	x := exchangePool.Get().(*exchange)
 	x.anon = !f.Admitted
@@ -193,7 +199,7 @@ func (o *Origin) Forward(ctx *fasthttp.RequestCtx, f *Forward) Outcome {
 		if out.Elapsed == 0 {
 			out.Elapsed = time.Since(start)
 		}
-		if x.body.kind != bodyNone && (x.body.kind != bodyFixed || x.body.n > 0) {
+		if !x.noBody() {
 			ctx.SetConnectionClose()
 		}
 	}
@@ -208,8 +214,8 @@ func (o *Origin) forward(ctx *fasthttp.RequestCtx, f *Forward, x *exchange, star
 	var avoid *member
 	var lastErr error
 	dialFailures, sendFailures := 0, 0
-	for {
-		now := time.Now()
+	now := start
+	for ; ; now = time.Now() {
 		m := o.pick(now.UnixNano(), avoid)
 		if m == nil {
 			if lastErr != nil {
@@ -218,7 +224,7 @@ func (o *Origin) forward(ctx *fasthttp.RequestCtx, f *Forward, x *exchange, star
 			return Outcome{Err: ErrUnavailable}, false
 		}
 		m.pending.Add(1)
-		r := o.attempt(ctx, f, x, m, start)
+		r := o.attempt(ctx, f, x, m, start, now)
 		switch r.state {
 		case attemptDone:
 			return r.out, r.handed
@@ -257,10 +263,11 @@ type attemptResult struct {
 	err    error
 }
 
-// attempt sends the request on one connection to m and reads the answer.
-// It owns m.pending's increment: it is undone here unless handed.
-func (o *Origin) attempt(ctx *fasthttp.RequestCtx, f *Forward, x *exchange, m *member, start time.Time) (r attemptResult) {
-	cc, err := o.acquire(m)
+// attempt sends the request on one connection to m and reads the answer;
+// now is when it starts. It owns m.pending's increment: it is undone here
+// unless handed.
+func (o *Origin) attempt(ctx *fasthttp.RequestCtx, f *Forward, x *exchange, m *member, start, now time.Time) (r attemptResult) {
+	cc, err := o.acquire(m, now)
 	if err != nil {
 		m.pending.Add(-1)
 		if errors.Is(err, fasthttp.ErrNoFreeConns) || errors.Is(err, fasthttp.ErrTimeout) {
@@ -276,7 +283,7 @@ func (o *Origin) attempt(ctx *fasthttp.RequestCtx, f *Forward, x *exchange, m *m
 	}
 
 	// The request.
-	if err := conn.SetWriteDeadline(time.Now().Add(o.cfg.WriteTimeout)); err != nil {
+	if err := conn.SetWriteDeadline(now.Add(o.cfg.WriteTimeout)); err != nil {
 		return fail(attemptNoAnswer, Outcome{}, err)
 	}
 	bw := m.hc.AcquireWriter(conn)
@@ -300,7 +307,13 @@ func (o *Origin) attempt(ctx *fasthttp.RequestCtx, f *Forward, x *exchange, m *m
 	}
 
 	// The response headers, past any interim (1xx but 101) responses.
-	if err := conn.SetReadDeadline(time.Now().Add(o.cfg.ReadTimeout)); err != nil {
+	// Without a body the head went out at once: the clock needs no second
+	// read.
+	sent := now
+	if !x.noBody() {
+		sent = time.Now()
+	}
+	if err := conn.SetReadDeadline(sent.Add(o.cfg.ReadTimeout)); err != nil {
 		return fail(attemptNoAnswer, Outcome{}, err)
 	}
 	br := m.hc.AcquireReader(conn)
@@ -383,13 +396,13 @@ func (o *Origin) attempt(ctx *fasthttp.RequestCtx, f *Forward, x *exchange, m *m
 // more than probeIdleAfter is probed first, so that one the origin has
 // closed in the meantime is not used: that would cost a retry, or fail a
 // request that cannot be retried.
-func (o *Origin) acquire(m *member) (pooledConn, error) {
+func (o *Origin) acquire(m *member, now time.Time) (pooledConn, error) {
 	for range 8 {
 		cc, err := m.hc.AcquireConn(0, false)
 		if err != nil {
 			return nil, err
 		}
-		if !needsProbe(cc, time.Now()) || alive(cc.Conn()) {
+		if !needsProbe(cc, now) || alive(cc.Conn()) {
 			return cc, nil
 		}
 		m.hc.CloseConn(cc)
@@ -810,13 +823,18 @@ func (x *exchange) prepare(ctx *fasthttp.RequestCtx, f *Forward, maxBody int64) 
 	if maxBody > 0 && x.body.kind == bodyFixed && int64(x.body.n) > maxBody {
 		return ErrTooLarge
 	}
-	noBody := x.body.kind == bodyNone || (x.body.kind == bodyFixed && x.body.n == 0)
+	noBody := x.noBody()
 	x.upgrade = h.IsGet() && listHas(x.conn, "upgrade") && listHas(x.upg, "websocket")
 	if x.upgrade && !noBody {
 		return fmt.Errorf("%w: upgrade request with a body", ErrClient)
 	}
 	x.retriable = noBody && idempotent(h.Method())
 	return nil
+}
+
+// noBody reports whether the request has no body (or an empty one).
+func (x *exchange) noBody() bool {
+	return x.body.kind == bodyNone || (x.body.kind == bodyFixed && x.body.n == 0)
 }
 
 // validTarget reports whether uri is an origin-form target that can be
