@@ -58,8 +58,16 @@ var (
 // serveAPI serves {prefix}/api/…, rate limited per client address.
 func (p *Proxy) serveAPI(ctx *fasthttp.RequestCtx, rest []byte) {
 	ip := p.trusted.ClientIP(ctx)
-	if p.opts.Limiter != nil {
-		if ok, wait := p.opts.Limiter.Allow(ip); !ok {
+	now := p.clock()
+	if l := p.opts.Limiter; l != nil {
+		var ok bool
+		var wait time.Duration
+		if p.realClock {
+			ok, wait = l.AllowAt(ip, now) // the limiter's clock is the real one
+		} else {
+			ok, wait = l.Allow(ip)
+		}
+		if !ok {
 			p.m.rateLimited.Inc()
 			secs := max(1, int((wait+time.Second-1)/time.Second))
 			ctx.Response.Header.Set("Retry-After", strconv.Itoa(secs))
@@ -79,7 +87,7 @@ func (p *Proxy) serveAPI(ctx *fasthttp.RequestCtx, rest []byte) {
 			writeError(ctx, fasthttp.StatusNotFound, errUnknownEvent)
 			return
 		}
-		p.status(ctx, ev, ip, args.Peek("return"))
+		p.status(ctx, ev, ip, args.Peek("return"), now)
 	case bytes.Equal(rest, pathChall):
 		if !ctx.IsGet() && !ctx.IsHead() {
 			writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
@@ -146,9 +154,9 @@ func (p *Proxy) cacheTicket(tok string, t admission.Ticket, with signals) *cache
 
 // status answers a status poll: O(1) for a drawn ticket, from the ticket
 // and the engine's in-memory counters. When the visitor is admitted it
-// sets the pass cookie; ret is where they asked to go.
-func (p *Proxy) status(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, ret []byte) {
-	now := p.clock()
+// sets the pass cookie; ret is where they asked to go, now the proxy's
+// clock when the request came in.
+func (p *Proxy) status(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, ret []byte, now time.Time) {
 	b := p.opts.Binding.binder(ctx.Request.Header.UserAgent(), ip)
 	t, ok := p.ticket(ctx, ev, &b, now)
 	if !ok {

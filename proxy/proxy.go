@@ -119,6 +119,9 @@ type event struct {
 	// csp is the room page's Content-Security-Policy (it allows the
 	// CAPTCHA widget's sources).
 	csp []byte
+	// opensAt and onSaleAt are cfg's times as the status JSON writes
+	// them, formatted once.
+	opensAt, onSaleAt []byte
 }
 
 // passEntry is a verified pass as the cache keeps it.
@@ -239,6 +242,7 @@ func New(opts Options) (*Proxy, error) {
 			passCookie:   []byte(opts.Cookies.Name(opts.Cookies.Pass, e.ID)),
 			meter:        opts.Meter.Event(e.ID), counts: m.event(e.ID)}
 		ev.csp = []byte(opts.Pages.RoomCSP(e.ID))
+		ev.opensAt, ev.onSaleAt = appendTime(nil, cfg.QueueOpensAt), appendTime(nil, cfg.OnSaleAt)
 		if e.Challenge != nil && e.Challenge.Captcha != nil {
 			if ev.widget, err = json.Marshal(e.Challenge.Captcha.Widget()); err != nil {
 				errs = append(errs, fmt.Errorf("proxy: event %q: the CAPTCHA widget: %w", e.ID, err))
@@ -759,7 +763,7 @@ func (p *Proxy) blocked(ctx *fasthttp.RequestCtx, ev *event) {
 // for a JSON client the status (as GET {prefix}/api/status would).
 func (p *Proxy) room(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, rq *request) {
 	if wantsJSON(ctx) {
-		p.status(ctx, ev, ip, rq.t.URI())
+		p.status(ctx, ev, ip, rq.t.URI(), p.clock())
 		return
 	}
 	al := ctx.Request.Header.Peek("Accept-Language")

@@ -236,9 +236,9 @@ func (p *Proxy) appendStatus(b []byte, ev *event, st *admission.Status, t *admis
 	b = append(b, `,"refresh_seconds":`...)
 	b = strconv.AppendFloat(b, st.Refresh.Seconds(), 'f', -1, 64)
 	b = append(b, `,"opens_at":`...)
-	b = appendTime(b, ev.cfg.QueueOpensAt)
+	b = append(b, ev.opensAt...)
 	b = append(b, `,"on_sale_at":`...)
-	b = appendTime(b, ev.cfg.OnSaleAt)
+	b = append(b, ev.onSaleAt...)
 	if !st.DrawAt.IsZero() {
 		b = append(b, `,"draw_at":`...)
 		b = appendTime(b, st.DrawAt)

@@ -211,6 +211,7 @@ func (o *Origin) dialer(addr string) fasthttp.DialFuncWithTimeout {
 		tlsConf = &tls.Config{ServerName: name, RootCAs: o.cfg.RootCAs, MinVersion: tls.VersionTLS12}
 	}
 	timeout := o.cfg.DialTimeout
+	readTimeout, writeTimeout := o.cfg.ReadTimeout, o.cfg.WriteTimeout
 	custom := o.cfg.Dial
 	return func(addr string, _ time.Duration) (net.Conn, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -227,13 +228,13 @@ func (o *Origin) dialer(addr string) fasthttp.DialFuncWithTimeout {
 			return nil, err
 		}
 		if tlsConf == nil {
-			return c, nil
+			return newLazyDeadlines(c, readTimeout, writeTimeout), nil
 		}
 		tc := tls.Client(c, tlsConf)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			c.Close()
 			return nil, err
 		}
-		return tc, nil
+		return newLazyDeadlines(tc, readTimeout, writeTimeout), nil
 	}
 }
