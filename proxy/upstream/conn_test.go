@@ -12,8 +12,14 @@ type deadlineRecorder struct {
 	reads, writes []time.Time
 }
 
-func (d *deadlineRecorder) SetReadDeadline(t time.Time) error  { d.reads = append(d.reads, t); return nil }
-func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error { d.writes = append(d.writes, t); return nil }
+func (d *deadlineRecorder) SetReadDeadline(t time.Time) error {
+	d.reads = append(d.reads, t)
+	return nil
+}
+func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error {
+	d.writes = append(d.writes, t)
+	return nil
+}
 func (d *deadlineRecorder) SetDeadline(t time.Time) error {
 	d.reads, d.writes = append(d.reads, t), append(d.writes, t)
 	return nil
@@ -54,7 +60,7 @@ func TestLazyDeadlines(t *testing.T) {
 		}
 	}
 	// Write deadlines are tracked apart from read ones.
-	if c.SetWriteDeadline(t0.Add(2*time.Second)); len(rec.writes) != 1 {
+	if c.SetWriteDeadline(t0.Add(2 * time.Second)); len(rec.writes) != 1 {
 		t.Fatal("the first write deadline was skipped")
 	}
 	// Clearing always goes through, and the next deadline is set again.
