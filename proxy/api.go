@@ -398,11 +398,15 @@ func writeAudit(ctx *fasthttp.RequestCtx, page []byte, drawn bool) {
 // and the original URI that nginx, Traefik or Caddy sends along) may reach
 // the origin, 401 when it needs the queue or its URI is malformed or
 // ambiguous, 403 when its path is blocked without a pass or its method is
-// refused. The URI goes through the same normaliser and route table as a
-// proxied request; rq is reused to parse it.
+// refused. The URI goes through the same parser and route table as a
+// proxied request, and must already be normalised, since the site will
+// read it as it is; rq is reused to parse it.
 func (p *Proxy) auth(ctx *fasthttp.RequestCtx, rq *request) {
 	uri, method, ok := authOriginal(&ctx.Request.Header)
-	if !ok || rq.t.Parse(uri, p.targetOpts) != nil || rq.t.Form == target.FormAsterisk {
+	// The site gets the original target, not the normalised one: one
+	// that normalising would change is read differently by different
+	// sites, so it is refused rather than judged.
+	if !ok || rq.t.Parse(uri, p.targetOpts) != nil || !rq.t.Normalised() {
 		p.m.badTargets.Inc()
 		writeError(ctx, fasthttp.StatusUnauthorized, errBadOriginal)
 		return

@@ -286,7 +286,7 @@ var attacks = []attack{
 	{name: "control: a valid pass", pass: true, want: []int{200},
 		raw: "GET /events/secret HTTP/1.1\r\nHost: {{HOST}}\r\nCookie: wr_pass_show={{PASS}}\r\nUser-Agent: {{UA}}\r\n\r\n"},
 	{name: "control: a valid pass and forged routing headers", pass: true, want: []int{200},
-		raw: "GET /EVENTS/./secret HTTP/1.1\r\nHost: {{HOST}}\r\nCookie: wr_pass_show={{PASS}}\r\nUser-Agent: {{UA}}\r\n" + forgedRouting + "\r\n"},
+		raw: "GET /EVENTS/secret HTTP/1.1\r\nHost: {{HOST}}\r\nCookie: wr_pass_show={{PASS}}\r\nUser-Agent: {{UA}}\r\n" + forgedRouting + "\r\n"},
 	{name: "control: a valid pass and a forged X-Original-URI", pass: true, want: []int{200},
 		raw: "GET /events/secret HTTP/1.1\r\nHost: {{HOST}}\r\nCookie: wr_pass_show={{PASS}}\r\nUser-Agent: {{UA}}\r\n" + forgedHeaders + "\r\n"},
 }
@@ -348,9 +348,41 @@ func originReadings(raw, fasthttpPath string) []string {
 		}
 		return strings.Join(segs, "/")
 	}
+	// rfc removes dot-segments as RFC 3986 §5.2.4 and the WHATWG URL
+	// parser (Node, browsers) do, without merging slashes: "/a//../b" is
+	// "/a/b" to them, "/b" to path.Clean.
+	rfc := func(s string) string {
+		var segs []string
+		for _, seg := range strings.Split(s, "/")[1:] {
+			switch seg {
+			case ".":
+			case "..":
+				if len(segs) > 0 {
+					segs = segs[:len(segs)-1]
+				}
+			default:
+				segs = append(segs, seg)
+			}
+		}
+		return "/" + strings.Join(segs, "/")
+	}
+	// netPath reads "//host/path" as a network-path reference, as Go's
+	// url.ParseRequestURI (net/http) and Python's urlsplit do: "/path".
+	netPath := func(s string) string {
+		if rest, ok := strings.CutPrefix(s, "//"); ok {
+			if i := strings.IndexByte(rest, '/'); i >= 0 {
+				return rest[i:]
+			}
+			return "/"
+		}
+		return s
+	}
 	var out []string
 	for _, s := range []string{p, decode(p), params(decode(p)), decode(params(p)), fasthttpPath} {
 		s = strings.ReplaceAll(s, `\`, "/")
+		if strings.HasPrefix(s, "/") {
+			out = append(out, rfc(s), netPath(s), rfc(netPath(s)))
+		}
 		out = append(out, s)
 		// ToUpper then ToLower: "ſ" is "S", "ı" is "I", "K" is "k".
 		c := windows(strings.ToLower(strings.ToUpper(path.Clean("/" + s))))
@@ -376,7 +408,7 @@ func TestOriginReadings(t *testing.T) {
 	for _, raw := range []string{"/events/x", "/EVENTS/x", "/events./x", "/events%20/x", "/events;a/x",
 		"/static/..;/events/x", "/static/%2e%2e/events/x", "/static%2F..%2Fevents/x", `/static/..\events/x`,
 		"/static/..%5Cevents/x", "http://h/events/x", "/%65vents", "/static/.../events", "/%C5%BFhow", "/t%C4%B1ckets/",
-		"/chec%E2%84%AAout"} {
+		"/chec%E2%84%AAout", "//0/events/x", "/events//../x", "/events/%2e/..//x"} {
 		if !gated(raw, "") {
 			t.Errorf("%q: not read as gated", raw)
 		}

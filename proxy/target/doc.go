@@ -52,6 +52,13 @@
 // Everything here allocates nothing once a Target's buffers have grown; a
 // Target is not safe for concurrent use (pool them).
 //
+// Normalised reports whether a target came already normalised. A caller
+// that cannot forward Path itself — the auth_request endpoint, where the
+// front proxy sends the site the original target — refuses one that did
+// not: sites normalise such targets in ways that disagree ("/a//../b" is
+// "/b" to path.Clean and "/a/b" to the WHATWG URL parser; "//h/a" is "/a"
+// to Go's net/http).
+//
 // ValidHost and SameAuthority check a Host header and compare it with an
 // absolute-form authority.
 //

@@ -87,8 +87,22 @@ type Target struct {
 	// Options.EncodedSlashes).
 	EncodedSlash bool
 
+	// raw is the path as it came (it points into Parse's input).
+	raw []byte
+
 	buf  []byte // Path, then Authority, then URI's copy
 	segs []int  // start offsets of the segments written to buf
+}
+
+// Normalised reports whether the path came already in the form Path has:
+// no dot-segment, no "//", no escape of an unreserved character, upper-case
+// hex, no path parameter stripped. A caller that cannot forward Path itself
+// (the auth_request endpoint: the front proxy sends the site the original
+// target) must refuse a target that is not, since origins normalise other
+// targets in ways that disagree ("/a//../b" is "/b" to path.Clean but
+// "/a/b" to the WHATWG URL parser, "//host/a" is "/a" to Go's net/http).
+func (t *Target) Normalised() bool {
+	return t.Form != FormAsterisk && string(t.raw) == string(t.Path)
 }
 
 // URI returns what the origin receives: Path, and "?" and Query when the
@@ -146,6 +160,7 @@ func (t *Target) Parse(raw []byte, o Options) error {
 			break
 		}
 	}
+	t.raw = path
 	if err := t.normalise(path, o); err != nil {
 		return err
 	}

@@ -210,3 +210,38 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestNormalised(t *testing.T) {
+	for _, c := range []struct {
+		raw  string
+		want bool
+	}{
+		{"/events/secret", true},
+		{"/events/secret?x=/../y", true},
+		{"/events/", true},
+		{"/EVENTS/Secret", true},
+		{"/a%20b", true},
+		{"/a%C3%A9", true},
+		{"http://h/events/x", true},
+		{"//events/secret", false},
+		{"/events//secret", false},
+		{"/static/../events", false},
+		{"/./events", false},
+		{"/%65vents", false},
+		{"/a%c3%a9", false},
+		{"http://h", false},
+		{"*", false},
+	} {
+		var tg Target
+		if err := tg.Parse([]byte(c.raw), Options{}); err != nil {
+			t.Fatalf("%q: %v", c.raw, err)
+		}
+		if got := tg.Normalised(); got != c.want {
+			t.Errorf("%q: Normalised = %v, want %v", c.raw, got, c.want)
+		}
+	}
+	var tg Target
+	if err := tg.Parse([]byte("/a;x/b"), Options{Semicolons: SemicolonsStrip}); err != nil || tg.Normalised() {
+		t.Fatalf("a stripped path parameter: %v, normalised %v", err, tg.Normalised())
+	}
+}
