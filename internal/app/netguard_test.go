@@ -99,32 +99,8 @@ func TestSurvivesConnectionFloods(t *testing.T) {
 	defer origin.Close()
 
 	secret := netguardSecret()
-	cfg, err := config.Parse([]byte(fmt.Sprintf(attackConfig, secret, t.TempDir(),
-		strings.TrimPrefix(origin.URL, "http://"), onSale())), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := config.ValidateFor(cfg, config.RoleProxy); err != nil {
-		t.Fatal(err)
-	}
-	w, err := NewServe(context.Background(), cfg, slog.New(slog.DiscardHandler), Listeners{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	defer func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve stopped with %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("serve did not stop")
-		}
-	}()
+	w, cfg, stop := runServe(t, fmt.Sprintf(attackConfig, secret, t.TempDir(), strings.TrimPrefix(origin.URL, "http://"), onSale()))
+	defer stop()
 	addr := w.Addr().String()
 
 	keys, err := cfg.Serve.Keys.Keyring()
@@ -280,21 +256,8 @@ func TestHeadAndBodyTimeouts(t *testing.T) {
 		"  header_timeout: 300ms\n  body_timeout: 300ms\n  body_min_rate: 1000000\n", 1)
 	text = strings.Replace(text, "admin:\n  listen: \"\"\n",
 		"admin:\n  listen: 127.0.0.1:0\n  token: netguard-admin-token-0123\n  max_connections: 2\n", 1)
-	cfg, err := config.Parse([]byte(text), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := config.ValidateFor(cfg, config.RoleProxy); err != nil {
-		t.Fatal(err)
-	}
-	w, err := NewServe(context.Background(), cfg, slog.New(slog.DiscardHandler), Listeners{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	w, _, stop := runServe(t, text)
+	defer stop()
 	addr := w.Addr().String()
 
 	for _, tc := range []struct{ name, send, phase string }{
@@ -550,6 +513,38 @@ func TestServeSurvivesEMFILE(t *testing.T) {
 		t.Fatalf("answered %v after the release, want about a second", took)
 	}
 	t.Logf("child %s answered %v after the descriptors were released", pid, took)
+}
+
+// runServe starts `waitroom serve` on the configuration text; stop ends
+// it and checks that it stopped cleanly. Defer stop before anything the
+// server depends on is closed (its origin), so that it goes first.
+func runServe(t *testing.T, text string) (w *Waitroom, cfg *config.Config, stop func()) {
+	t.Helper()
+	cfg, err := config.Parse([]byte(text), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := config.ValidateFor(cfg, config.RoleProxy); err != nil {
+		t.Fatal(err)
+	}
+	w, err = NewServe(context.Background(), cfg, slog.New(slog.DiscardHandler), Listeners{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	return w, cfg, func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve stopped with %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("serve did not stop")
+		}
+	}
 }
 
 // netguardSecret is a signing secret start-up accepts: random, not a
