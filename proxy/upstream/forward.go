@@ -449,12 +449,12 @@ func (o *Origin) writeHead(bw *bufio.Writer, ctx *fasthttp.RequestCtx, f *Forwar
 	}
 
 	it := rawHeader{b: x.raw}
-	for {
+	for i := 0; ; i++ {
 		name, value, ok, _ := it.next()
 		if !ok {
 			break
 		}
-		switch requestRule(name) {
+		switch x.rules[i] {
 		case ruleDrop, ruleConnection, ruleXFF, ruleUpgrade:
 			continue
 		case ruleForwarded:
@@ -695,6 +695,7 @@ type exchange struct {
 	xff       []byte // the request's X-Forwarded-For values, comma-joined
 	upg       []byte // the request's Upgrade value
 	tokens    []byte // the response's Connection values
+	rules     []rule // requestRule of each line of raw, in order
 	num       [64]byte
 	buf       []byte // request body copy buffer
 	body      reqBody
@@ -726,7 +727,7 @@ var exchangePool = sync.Pool{New: func() any {
 }}
 
 func (x *exchange) reset() {
-	x.raw, x.conn, x.xff, x.upg, x.tokens = nil, x.conn[:0], x.xff[:0], x.upg[:0], x.tokens[:0]
+	x.raw, x.conn, x.xff, x.upg, x.tokens, x.rules = nil, x.conn[:0], x.xff[:0], x.upg[:0], x.tokens[:0], x.rules[:0]
 	x.body = reqBody{}
 	x.upgrade, x.retriable, x.anon, x.pre, x.preN, x.preErr = false, false, false, false, 0, nil
 }
@@ -767,7 +768,7 @@ func (x *exchange) awaitBody() error {
 // to the origin, and refuses a request that cannot be forwarded.
 func (x *exchange) prepare(ctx *fasthttp.RequestCtx, f *Forward, maxBody int64) error {
 	h := &ctx.Request.Header
-	x.raw = h.RawHeaders()
+	x.raw, x.rules = h.RawHeaders(), x.rules[:0]
 	if len(x.raw) == 0 {
 		// Not parsed from the wire: use fasthttp's own serialization, less
 		// its request line.
@@ -788,7 +789,9 @@ func (x *exchange) prepare(ctx *fasthttp.RequestCtx, f *Forward, maxBody int64) 
 		if !ok {
 			break
 		}
-		switch requestRule(name) {
+		r := requestRule(name)
+		x.rules = append(x.rules, r)
+		switch r {
 		case ruleConnection:
 			x.conn = append(append(x.conn, value...), ',')
 		case ruleXFF:
