@@ -1,7 +1,6 @@
 package caddytest
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"net"
@@ -9,12 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/waitroom/waitroom/internal/freeport"
+	"github.com/waitroom/waitroom/internal/proctest"
 )
 
 // Options configure a server.
@@ -32,33 +30,16 @@ type Server struct {
 	// Addr is the 127.0.0.1:port Caddy listens on.
 	Addr string
 	Dir  string
-	cmd  *exec.Cmd
-	done chan struct{}
+	proc *proctest.Proc
 }
 
 // Binary returns the path of caddy, or an error telling how to get it.
-func Binary() (string, error) {
-	if p, err := exec.LookPath("caddy"); err == nil {
-		return p, nil
-	}
-	if _, err := os.Stat("/usr/bin/caddy"); err == nil {
-		return "/usr/bin/caddy", nil
-	}
-	return "", errors.New("caddy not found: run `make deps` (installs Debian's caddy)")
-}
+func Binary() (string, error) { return proctest.Binary("caddy", "/usr/bin/caddy") }
 
 // Start runs Caddy with opts and stops it when the test ends.
 func Start(tb testing.TB, opts Options) *Server {
 	tb.Helper()
-	if opts.Dir == "" {
-		opts.Dir = tb.TempDir()
-	}
-	s, err := Launch(opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(s.Stop)
-	return s
+	return proctest.InTest(tb, &opts.Dir, func() (*Server, error) { return Launch(opts) })
 }
 
 // Launch runs Caddy with opts on a free port; the caller stops it.
@@ -76,21 +57,18 @@ func Launch(opts Options) (*Server, error) {
 // launch tries up to attempts free ports (a port can be taken between
 // being picked and Caddy binding it).
 func launch(bin string, opts Options, attempts int) (*Server, error) {
-	var lastErr error
-	for range attempts {
-		port, err := freeport.Get()
-		if err != nil {
-			return nil, err
-		}
-		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: opts.Dir}
+	var s *Server
+	err := proctest.OnFreePorts("caddy", attempts, func(port int) error {
+		s = &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: opts.Dir}
 		if err := s.writeConfig(opts); err != nil {
-			return nil, err
+			return proctest.Permanent(err)
 		}
-		if lastErr = s.start(bin); lastErr == nil {
-			return s, nil
-		}
+		return s.start(bin)
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("starting caddy: %w", lastErr)
+	return s, nil
 }
 
 // Caddyfile returns the file the server runs: global options that keep
@@ -136,83 +114,29 @@ func (s *Server) start(bin string) error {
 	// keep them in Dir.
 	cmd.Env = append(os.Environ(), "HOME="+s.Dir, "XDG_DATA_HOME="+filepath.Join(s.Dir, "data"),
 		"XDG_CONFIG_HOME="+filepath.Join(s.Dir, "config"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
+	// Caddy writes its pid file only once its configuration runs,
+	// listeners and all.
+	p, err := proctest.Start(cmd, proctest.Wait{Name: "caddy", PIDFile: s.pidFile(),
+		Addr: s.Addr, Timeout: 10 * time.Second, Log: s.LogTail})
+	if err != nil {
 		return err
 	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-done:
-			return fmt.Errorf("caddy exited at start-up: %s", s.LogTail())
-		default:
-		}
-		// The port was free a moment ago, but another test's server may
-		// have taken it since: a connection alone could reach a stranger
-		// while ours gives up on "address in use". Caddy writes its pid
-		// file only once its configuration runs, listeners and all.
-		if !s.ownsPIDFile(cmd.Process.Pid) {
-			time.Sleep(20 * time.Millisecond)
-			continue
-		}
-		if c, err := net.DialTimeout("tcp", s.Addr, 200*time.Millisecond); err == nil {
-			c.Close()
-			s.cmd, s.done = cmd, done
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	<-done
-	return fmt.Errorf("caddy did not listen within 10s: %s", s.LogTail())
-}
-
-// ownsPIDFile reports whether Caddy's pid file names pid.
-func (s *Server) ownsPIDFile(pid int) bool {
-	b, err := os.ReadFile(s.pidFile())
-	if err != nil {
-		return false
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	return err == nil && n == pid
+	s.proc = p
+	return nil
 }
 
 // URL is the server's http:// base URL.
 func (s *Server) URL() string { return "http://" + s.Addr }
 
 // LogTail returns the last lines of Caddy's log.
-func (s *Server) LogTail() string {
-	f, err := os.Open(s.logFile())
-	if err != nil {
-		return "(no log)"
-	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-		if len(lines) > 8 {
-			lines = lines[1:]
-		}
-	}
-	return strings.Join(lines, " | ")
-}
+func (s *Server) LogTail() string { return proctest.LogTail(s.logFile(), 8) }
 
 // Stop shuts Caddy down (its whole process group) and waits for it.
 func (s *Server) Stop() {
-	if s.cmd == nil {
+	if s.proc == nil {
 		return
 	}
-	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(5 * time.Second):
-		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		<-s.done
-	}
-	s.cmd = nil
+	s.proc.Stop(syscall.SIGTERM, 5*time.Second)
+	s.proc = nil
 }

@@ -1,7 +1,6 @@
 package nginxtest
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"net"
@@ -14,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitroom/waitroom/internal/freeport"
+	"github.com/waitroom/waitroom/internal/proctest"
 )
 
 // Options configure a server.
@@ -34,33 +33,16 @@ type Server struct {
 	// Addr is the 127.0.0.1:port the configuration's {{PORT}} became.
 	Addr string
 	Dir  string
-	cmd  *exec.Cmd
-	done chan struct{}
+	proc *proctest.Proc
 }
 
 // Binary returns the path of nginx, or an error telling how to get it.
-func Binary() (string, error) {
-	if p, err := exec.LookPath("nginx"); err == nil {
-		return p, nil
-	}
-	if _, err := os.Stat("/usr/sbin/nginx"); err == nil {
-		return "/usr/sbin/nginx", nil
-	}
-	return "", errors.New("nginx not found: run `make deps` (installs Debian's nginx)")
-}
+func Binary() (string, error) { return proctest.Binary("nginx", "/usr/sbin/nginx") }
 
 // Start runs nginx with opts and stops it when the test ends.
 func Start(tb testing.TB, opts Options) *Server {
 	tb.Helper()
-	if opts.Dir == "" {
-		opts.Dir = tb.TempDir()
-	}
-	s, err := Launch(opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(s.Stop)
-	return s
+	return proctest.InTest(tb, &opts.Dir, func() (*Server, error) { return Launch(opts) })
 }
 
 // Launch runs nginx with opts on a free port; the caller stops it.
@@ -81,21 +63,18 @@ func Launch(opts Options) (*Server, error) {
 // launch tries up to attempts free ports (a port can be taken between
 // being picked and nginx binding it).
 func launch(bin string, opts Options, attempts int) (*Server, error) {
-	var lastErr error
-	for range attempts {
-		port, err := freeport.Get()
-		if err != nil {
-			return nil, err
-		}
-		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: opts.Dir}
+	var s *Server
+	err := proctest.OnFreePorts("nginx", attempts, func(port int) error {
+		s = &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: opts.Dir}
 		if err := s.writeConfig(opts, port); err != nil {
-			return nil, err
+			return proctest.Permanent(err)
 		}
-		if lastErr = s.start(bin); lastErr == nil {
-			return s, nil
-		}
+		return s.start(bin)
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("starting nginx: %w", lastErr)
+	return s, nil
 }
 
 func (s *Server) writeConfig(opts Options, port int) error {
@@ -136,48 +115,15 @@ http {
 
 func (s *Server) start(bin string) error {
 	cmd := exec.Command(bin, "-p", s.Dir, "-c", filepath.Join(s.Dir, "nginx.conf"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stdout, cmd.Stderr = nil, nil
-	if err := cmd.Start(); err != nil {
+	// nginx writes its pid file only after it holds its listening sockets.
+	p, err := proctest.Start(cmd, proctest.Wait{Name: "nginx", PIDFile: filepath.Join(s.Dir, "nginx.pid"),
+		Addr: s.Addr, Timeout: 10 * time.Second, Log: s.LogTail})
+	if err != nil {
 		return err
 	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-done:
-			return fmt.Errorf("nginx exited at start-up: %s", s.LogTail())
-		default:
-		}
-		// The port was free a moment ago, but another test's server may
-		// have taken it since: a connection alone could reach a stranger
-		// while ours gives up on "address in use". nginx writes its pid
-		// file only after it holds its listening sockets.
-		if !s.ownsPIDFile(cmd.Process.Pid) {
-			time.Sleep(20 * time.Millisecond)
-			continue
-		}
-		if c, err := net.DialTimeout("tcp", s.Addr, 200*time.Millisecond); err == nil {
-			c.Close()
-			s.cmd, s.done = cmd, done
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	<-done
-	return fmt.Errorf("nginx did not listen within 10s: %s", s.LogTail())
-}
-
-// ownsPIDFile reports whether nginx's pid file names the master pid.
-func (s *Server) ownsPIDFile(pid int) bool {
-	b, err := os.ReadFile(filepath.Join(s.Dir, "nginx.pid"))
-	if err != nil {
-		return false
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	return err == nil && n == pid
+	s.proc = p
+	return nil
 }
 
 // URL is the server's http:// base URL.
@@ -185,33 +131,14 @@ func (s *Server) URL() string { return "http://" + s.Addr }
 
 // LogTail returns the last lines of nginx's error log.
 func (s *Server) LogTail() string {
-	f, err := os.Open(filepath.Join(s.Dir, "logs", "error.log"))
-	if err != nil {
-		return "(no log)"
-	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-		if len(lines) > 8 {
-			lines = lines[1:]
-		}
-	}
-	return strings.Join(lines, " | ")
+	return proctest.LogTail(filepath.Join(s.Dir, "logs", "error.log"), 8)
 }
 
 // Stop shuts nginx down (its whole process group) and waits for it.
 func (s *Server) Stop() {
-	if s.cmd == nil {
+	if s.proc == nil {
 		return
 	}
-	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGQUIT)
-	select {
-	case <-s.done:
-	case <-time.After(5 * time.Second):
-		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		<-s.done
-	}
-	s.cmd = nil
+	s.proc.Stop(syscall.SIGQUIT, 5*time.Second)
+	s.proc = nil
 }

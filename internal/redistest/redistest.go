@@ -1,7 +1,6 @@
 package redistest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -19,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom/internal/freeport"
+	"github.com/waitroom/waitroom/internal/proctest"
 )
 
 // Server is a redis-server process started for one test.
@@ -195,20 +195,7 @@ func serverPID(addr string) (int, error) {
 }
 
 func (s *Server) logTail() string {
-	f, err := os.Open(filepath.Join(s.Dir, "redis.log"))
-	if err != nil {
-		return "(no log)"
-	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-		if len(lines) > 5 {
-			lines = lines[1:]
-		}
-	}
-	return strings.Join(lines, " | ")
+	return proctest.LogTail(filepath.Join(s.Dir, "redis.log"), 5)
 }
 
 // URL is the server's redis:// URL for database 0.
