@@ -11,7 +11,6 @@ import (
 
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/proxy/httpguard"
-	"github.com/waitroom/waitroom/proxy/target"
 )
 
 // Limits of the waiting-room API.
@@ -411,10 +410,7 @@ func (p *Proxy) auth(ctx *fasthttp.RequestCtx, rq *request) {
 		writeError(ctx, fasthttp.StatusUnauthorized, errBadOriginal)
 		return
 	}
-	rq.fold = target.Key(rq.fold[:0], rq.t.Path, true)
-	if p.caseSensitive {
-		rq.exact = target.Key(rq.exact[:0], rq.t.Path, false)
-	}
+	p.routeKeys(rq)
 	if underPrefix(rq.fold, p.prefixKey) {
 		// waitroom's own paths are waitroom's to serve, never the site's.
 		writeError(ctx, fasthttp.StatusForbidden, errNotFound)
@@ -426,7 +422,7 @@ func (p *Proxy) auth(ctx *fasthttp.RequestCtx, rq *request) {
 		p.m.badTargets.Inc()
 		writeError(ctx, fasthttp.StatusUnauthorized, errBadOriginal)
 		return
-	case equalFoldString(method, "CONNECT"), equalFoldString(method, "TRACE") && !r.AllowTrace:
+	case bytes.EqualFold(method, []byte("CONNECT")), bytes.EqualFold(method, []byte("TRACE")) && !r.AllowTrace:
 		p.m.refusedMethods.Inc()
 		writeError(ctx, fasthttp.StatusForbidden, errMethod)
 		return
@@ -492,12 +488,6 @@ func authOriginal(h *fasthttp.RequestHeader) (uri, method []byte, ok bool) {
 	}
 	method, ok = pick(authMethodHeaders[:])
 	return uri, method, ok
-}
-
-// equalFoldString reports whether b equals the upper-case ASCII s,
-// ignoring case.
-func equalFoldString(b []byte, s string) bool {
-	return len(b) == len(s) && bytes.EqualFold(b, []byte(s))
 }
 
 // asset serves the page's static files.

@@ -530,11 +530,17 @@ func (p *Proxy) parseTarget(ctx *fasthttp.RequestCtx, rq *request) bool {
 			return false
 		}
 	}
+	p.routeKeys(rq)
+	return true
+}
+
+// routeKeys fills in the forms of rq's path that routes match on (the unfolded
+// one only when a route is case-sensitive).
+func (p *Proxy) routeKeys(rq *request) {
 	rq.fold = target.Key(rq.fold[:0], rq.t.Path, true)
 	if p.caseSensitive {
 		rq.exact = target.Key(rq.exact[:0], rq.t.Path, false)
 	}
-	return true
 }
 
 // allowedMethods is what OPTIONS * answers.
