@@ -7,8 +7,8 @@ import (
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/admission/memstore"
 	"github.com/waitroom/waitroom/admission/redisstore"
-	"github.com/waitroom/waitroom/internal/fakeclock"
-	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/internal/testkit/fakeclock"
+	"github.com/waitroom/waitroom/internal/testkit/redistest"
 )
 
 // benchJoin measures Engine.Join (a new visitor, appended durably to the

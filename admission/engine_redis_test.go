@@ -7,8 +7,8 @@ import (
 
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/admission/redisstore"
-	"github.com/waitroom/waitroom/internal/fakeclock"
-	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/internal/testkit/fakeclock"
+	"github.com/waitroom/waitroom/internal/testkit/redistest"
 )
 
 // TestReplicasShareOneQueue runs two replicas over one Redis: only the

@@ -12,7 +12,7 @@ import (
 
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/admission/memstore"
-	"github.com/waitroom/waitroom/internal/fakeclock"
+	"github.com/waitroom/waitroom/internal/testkit/fakeclock"
 )
 
 var ctx = context.Background()

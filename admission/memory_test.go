@@ -15,8 +15,8 @@ import (
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/admission/memstore"
 	"github.com/waitroom/waitroom/admission/redisstore"
-	"github.com/waitroom/waitroom/internal/fakeclock"
-	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/internal/testkit/fakeclock"
+	"github.com/waitroom/waitroom/internal/testkit/redistest"
 )
 
 // rss is the process's resident set size in bytes.

@@ -31,6 +31,18 @@ const (
 	NonceLimit = 1 << 53
 )
 
+// The default work of a light and a heavy challenge (bot_defence's
+// events[].challenge.light and .heavy).
+const (
+	// DefaultLightBits with DefaultPuzzles takes about a second in
+	// headless Chromium on a 2-core machine (the README's calibration).
+	DefaultLightBits = 18
+	// DefaultHeavyBits is 16 times the light work.
+	DefaultHeavyBits = 22
+	// DefaultPuzzles is the sub-puzzles of either.
+	DefaultPuzzles = 16
+)
+
 // The token layout.
 const (
 	powVersion   = 0x01

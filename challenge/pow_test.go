@@ -16,7 +16,7 @@ import (
 
 	"github.com/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/challenge/memstore"
-	"github.com/waitroom/waitroom/internal/racedetect"
+	"github.com/waitroom/waitroom/internal/testkit/racedetect"
 )
 
 var (

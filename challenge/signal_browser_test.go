@@ -16,7 +16,7 @@ import (
 	"github.com/chromedp/cdproto/security"
 	"github.com/chromedp/chromedp"
 
-	"github.com/waitroom/waitroom/internal/browsertest"
+	"github.com/waitroom/waitroom/internal/testkit/browsertest"
 )
 
 // browserJoin is one join request as a minimal HTTPS server saw it.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitroom/waitroom/internal/fakeclock"
+	"github.com/waitroom/waitroom/internal/testkit/fakeclock"
 )
 
 func newRateTest(t *testing.T, o RateOptions) (*RateSignal, *fakeclock.Clock) {

@@ -3,7 +3,7 @@
 //
 // The files themselves are documentation: each is a complete, commented
 // configuration for one way to run waitroom (see README.md in this
-// directory), loaded and validated by internal/config's tests. The
+// directory), loaded and validated by cmd/waitroom/internal/config's tests. The
 // package is not where configuration is read or checked; that is
-// internal/config.
+// cmd/waitroom/internal/config.
 package configs

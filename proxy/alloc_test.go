@@ -10,7 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/waitroom/waitroom/admission"
-	"github.com/waitroom/waitroom/internal/racedetect"
+	"github.com/waitroom/waitroom/internal/testkit/racedetect"
 )
 
 // requestCtx builds a RequestCtx for Handle from a template request, the

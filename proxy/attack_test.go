@@ -16,7 +16,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/waitroom/waitroom/internal/caddytest"
+	"github.com/waitroom/waitroom/internal/testkit/caddytest"
 )
 
 // The attack suite: request shapes that try to reach a gated path

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/waitroom/waitroom/internal/nginxtest"
+	"github.com/waitroom/waitroom/internal/testkit/nginxtest"
 	"github.com/waitroom/waitroom/proxy/httpguard"
 )
 

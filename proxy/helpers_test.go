@@ -21,7 +21,7 @@ import (
 
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/admission/memstore"
-	"github.com/waitroom/waitroom/internal/fakeclock"
+	"github.com/waitroom/waitroom/internal/testkit/fakeclock"
 	"github.com/waitroom/waitroom/proxy/httpguard"
 	"github.com/waitroom/waitroom/proxy/netlimit"
 	"github.com/waitroom/waitroom/proxy/ratelimit"

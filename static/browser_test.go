@@ -15,7 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/waitroom/waitroom/internal/browsertest"
+	"github.com/waitroom/waitroom/internal/testkit/browsertest"
 	"github.com/waitroom/waitroom/static"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/admission/memstore"
-	"github.com/waitroom/waitroom/internal/racedetect"
+	"github.com/waitroom/waitroom/internal/testkit/racedetect"
 )
 
 // The memory tests queue n visitors in one tranche of one event through

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/waitroom/waitroom/admission"
-	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/internal/testkit/redistest"
 )
 
 func testStore(t *testing.T) *Store {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom/admission"
-	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/internal/testkit/redistest"
 )
 
 // The memory tests queue n visitors in one tranche of one event, as

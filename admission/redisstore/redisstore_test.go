@@ -13,7 +13,7 @@ import (
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/admission/admissiontest"
 	"github.com/waitroom/waitroom/admission/redisstore"
-	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/internal/testkit/redistest"
 )
 
 func newStore(t *testing.T, c redis.UniversalClient) *redisstore.Store {

@@ -19,7 +19,7 @@ import (
 
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/admission/admissiontest"
-	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/internal/testkit/redistest"
 )
 
 // tornCases are the admission changes that reach the AOF as a MULTI/EXEC

@@ -32,8 +32,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/waitroom/waitroom/bench/internal/stats"
-	"github.com/waitroom/waitroom/internal/freeport"
-	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/internal/testkit/freeport"
+	"github.com/waitroom/waitroom/internal/testkit/redistest"
 	"github.com/waitroom/waitroom/inventory"
 	"github.com/waitroom/waitroom/inventory/memstore"
 	"github.com/waitroom/waitroom/inventory/redisstore"

@@ -23,7 +23,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/waitroom/waitroom/internal/browsertest"
+	"github.com/waitroom/waitroom/internal/testkit/browsertest"
 	"github.com/waitroom/waitroom/static"
 )
 

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom/bench/internal/stats"
-	"github.com/waitroom/waitroom/internal/nginxtest"
-	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/internal/testkit/nginxtest"
+	"github.com/waitroom/waitroom/internal/testkit/redistest"
 )
 
 var (

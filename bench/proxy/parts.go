@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom/admission"
-	"github.com/waitroom/waitroom/internal/config"
-	"github.com/waitroom/waitroom/internal/nginxtest"
-	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/challenge"
+	"github.com/waitroom/waitroom/internal/testkit/nginxtest"
+	"github.com/waitroom/waitroom/internal/testkit/redistest"
 )
 
 var bgctx = context.Background()
@@ -308,7 +308,7 @@ func (b *bench) joins() {
 	fmt.Fprintf(b.out, "verifies (%d SHA-256 and one HMAC) and redeems once (embedded: in memory; redis: SET NX in Redis) before joining.\n", powPuzzles)
 	fmt.Fprintf(b.out, "Light work of %d bits × %d puzzles: production's puzzle count, so production's verification work, which does\n", powBits, powPuzzles)
 	fmt.Fprintf(b.out, "not depend on the bits (production's light work: %d bits × %d); no risk signals. Before each run, untimed, the\n",
-		config.DefaultLightBits, config.DefaultPuzzles)
+		challenge.DefaultLightBits, challenge.DefaultPuzzles)
 	fmt.Fprintf(b.out, "benchmark fetches challenges with wrk's User-Agent and solves them, %g× what the fastest run so far of the store\n", powHeadroom)
 	fmt.Fprintf(b.out, "(with or without the work) would have used; wrk sends each once (challenge_ttl %s).\n", ttl)
 	now := time.Now().UTC()

@@ -15,7 +15,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/waitroom/waitroom/challenge"
-	"github.com/waitroom/waitroom/internal/config"
 )
 
 // The proof of work of the joins with the bot defence on. Verifying a
@@ -24,7 +23,7 @@ import (
 // benchmark solves every challenge before the run, and that stays cheap.
 const (
 	powBits    = 2
-	powPuzzles = config.DefaultPuzzles
+	powPuzzles = challenge.DefaultPuzzles
 	// powHeadroom is how many times the challenges a run is expected to
 	// spend are solved for it (see powFeed.before).
 	powHeadroom = 2.0

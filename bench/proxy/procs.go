@@ -16,7 +16,7 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/waitroom/waitroom/internal/freeport"
+	"github.com/waitroom/waitroom/internal/testkit/freeport"
 )
 
 // CPUs of the two roles when pinning (see doc.go).

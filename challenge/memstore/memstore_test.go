@@ -9,7 +9,7 @@ import (
 
 	"github.com/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/challenge/challengetest"
-	"github.com/waitroom/waitroom/internal/fakeclock"
+	"github.com/waitroom/waitroom/internal/testkit/fakeclock"
 )
 
 var ctx = context.Background()

@@ -14,7 +14,7 @@ import (
 
 	"github.com/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/challenge/challengetest"
-	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/internal/testkit/redistest"
 )
 
 var ctx = context.Background()

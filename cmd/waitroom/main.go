@@ -6,7 +6,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/waitroom/waitroom/internal/cli"
+	"github.com/waitroom/waitroom/cmd/waitroom/internal/cli"
 )
 
 func main() {

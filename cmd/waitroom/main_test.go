@@ -21,7 +21,7 @@ func TestBinary(t *testing.T) {
 		t.Skip("no go command to build with")
 	}
 	bin := filepath.Join(t.TempDir(), "waitroom")
-	const pkg = "github.com/waitroom/waitroom/internal/version"
+	const pkg = "github.com/waitroom/waitroom/cmd/waitroom/internal/version"
 	build := exec.Command(gobin, "build", "-o", bin, "-ldflags",
 		"-X "+pkg+".Version=v9.8.7 -X "+pkg+".Commit=0123456789abcdef0123456789abcdef01234567 -X "+pkg+".Date=2026-01-02T03:04:05Z",
 		".")

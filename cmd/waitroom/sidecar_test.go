@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitroom/waitroom/internal/freeport"
-	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/internal/testkit/freeport"
+	"github.com/waitroom/waitroom/internal/testkit/redistest"
 	"github.com/waitroom/waitroom/inventory/client"
 	"github.com/waitroom/waitroom/inventory/inventorytest"
 )

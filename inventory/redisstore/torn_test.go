@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/internal/testkit/redistest"
 	"github.com/waitroom/waitroom/inventory"
 	"github.com/waitroom/waitroom/inventory/inventorytest"
 )

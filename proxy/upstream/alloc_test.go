@@ -3,7 +3,7 @@ package upstream
 import (
 	"testing"
 
-	"github.com/waitroom/waitroom/internal/racedetect"
+	"github.com/waitroom/waitroom/internal/testkit/racedetect"
 )
 
 // TestForwardAllocations: a GET with cookies and a small response body,
