@@ -5,12 +5,13 @@
 // go/ast; defaults come from config.Default. A field without a doc
 // comment is an error, so the reference cannot silently fall behind.
 //
-//	go run ./cmd/waitroom/internal/tools/configdoc              # print to stdout
-//	go run ./cmd/waitroom/internal/tools/configdoc -w README.md # rewrite the marked block
+//	go run ./cmd/waitroom/internal/tools/configdoc                         # print to stdout
+//	go run ./cmd/waitroom/internal/tools/configdoc -w docs/configuration.md # rewrite the marked block
 //
 // With -w the text between <!-- config-reference:start --> and
-// <!-- config-reference:end --> in the file is replaced; a test fails when
-// README.md's block differs from what Generate prints.
+// <!-- config-reference:end --> in the file is replaced; a test (run by
+// make test) fails when docs/configuration.md's block differs from what
+// Generate prints.
 //
 // It is not part of the waitroom binary and reads no configuration file.
 package main

@@ -127,35 +127,42 @@ func TestReplaceBlock(t *testing.T) {
 	}
 }
 
-// TestREADME checks that the reference in the README is what Generate
-// prints.
-func TestREADME(t *testing.T) {
+// referenceDoc is the document, relative to the module root, that holds
+// the generated reference; the drift check reads it.
+const referenceDoc = "docs/configuration.md"
+
+// TestReferenceDoc checks that the reference in docs/configuration.md is
+// what Generate prints.
+func TestReferenceDoc(t *testing.T) {
 	t.Parallel()
 	root, err := moduleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(referenceDoc)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, ok := block(string(data))
 	if !ok {
-		t.Fatal("README.md lacks the config-reference markers; add them and run: go run ./cmd/waitroom/internal/tools/configdoc -w README.md")
+		t.Fatal(referenceDoc + " lacks the config-reference markers; add them and run: go run ./cmd/waitroom/internal/tools/configdoc -w " + referenceDoc)
 	}
 	want, err := Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got != "\n"+want {
-		t.Errorf("the configuration reference in README.md is out of date: run go run ./cmd/waitroom/internal/tools/configdoc -w README.md")
+		t.Errorf("the configuration reference in " + referenceDoc + " is out of date: run go run ./cmd/waitroom/internal/tools/configdoc -w " + referenceDoc)
+	}
+	if !strings.Contains(want, "configdoc -w "+referenceDoc+" ") {
+		t.Errorf("the generated block's header does not name %s as the file to rewrite", referenceDoc)
 	}
 }
 
 // TestWrite runs the -w path on a file with the markers, twice.
 func TestWrite(t *testing.T) {
 	t.Parallel()
-	file := filepath.Join(t.TempDir(), "README.md")
+	file := filepath.Join(t.TempDir(), "configuration.md")
 	doc := "# waitroom\n\n## Configuration\n\n" + startMarker + "\n" + endMarker + "\n\n## Next\n"
 	if err := os.WriteFile(file, []byte(doc), 0o640); err != nil {
 		t.Fatal(err)
