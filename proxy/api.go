@@ -25,7 +25,7 @@ func (p *Proxy) serveOwn(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
 	setSecurityHeaders(&ctx.Response.Header)
 	switch {
 	case bytes.HasPrefix(rest, pathAPI):
-		p.serveAPI(ctx, rest[len(pathAPI):])
+		p.serveAPI(ctx, rest[len(pathAPI):], rq)
 	case bytes.Equal(rest, pathAuth):
 		p.auth(ctx, rq)
 	case bytes.Equal(rest, pathJWKS):
@@ -55,7 +55,7 @@ var (
 )
 
 // serveAPI serves {prefix}/api/…, rate limited per client address.
-func (p *Proxy) serveAPI(ctx *fasthttp.RequestCtx, rest []byte) {
+func (p *Proxy) serveAPI(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
 	ip := p.trusted.ClientIP(ctx)
 	now := p.clock()
 	if l := p.opts.Limiter; l != nil {
@@ -80,7 +80,7 @@ func (p *Proxy) serveAPI(ctx *fasthttp.RequestCtx, rest []byte) {
 			writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
 			return
 		}
-		args := ctx.QueryArgs()
+		args := rq.query()
 		ev := p.events[string(args.Peek("event"))]
 		if ev == nil {
 			writeError(ctx, fasthttp.StatusNotFound, errUnknownEvent)
@@ -92,7 +92,7 @@ func (p *Proxy) serveAPI(ctx *fasthttp.RequestCtx, rest []byte) {
 			writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
 			return
 		}
-		ev := p.events[string(ctx.QueryArgs().Peek("event"))]
+		ev := p.events[string(rq.query().Peek("event"))]
 		if ev == nil {
 			writeError(ctx, fasthttp.StatusNotFound, errUnknownEvent)
 			return
@@ -109,7 +109,7 @@ func (p *Proxy) serveAPI(ctx *fasthttp.RequestCtx, rest []byte) {
 			writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
 			return
 		}
-		p.draws(ctx, rest[len(pathDraws):])
+		p.draws(ctx, rest[len(pathDraws):], rq)
 	default:
 		writeError(ctx, fasthttp.StatusNotFound, errNotFound)
 	}
@@ -324,7 +324,7 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 }
 
 // draws serves GET {prefix}/api/draws/{event}/{tranche}.
-func (p *Proxy) draws(ctx *fasthttp.RequestCtx, rest []byte) {
+func (p *Proxy) draws(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
 	i := bytes.IndexByte(rest, '/')
 	if i <= 0 {
 		writeError(ctx, fasthttp.StatusNotFound, errNotFound)
@@ -340,7 +340,7 @@ func (p *Proxy) draws(ctx *fasthttp.RequestCtx, rest []byte) {
 		writeErrorMessage(ctx, fasthttp.StatusBadRequest, "bad_request", "the tranche must be a number")
 		return
 	}
-	args := ctx.QueryArgs()
+	args := rq.query()
 	lane := admission.PublicLane
 	if l := args.Peek("lane"); len(l) > 0 {
 		lane = string(l)

@@ -425,6 +425,7 @@ func (p *Proxy) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	rq := requestPool.Get().(*request)
+	rq.argsParsed = false
 	defer requestPool.Put(rq)
 	if !p.parseTarget(ctx, rq) {
 		return
@@ -491,6 +492,20 @@ type request struct {
 	// fold and exact are target.Key of the path with and without case
 	// folding (exact only when a route is case-sensitive).
 	fold, exact []byte
+	// args is t.Query parsed, once query has been asked for it.
+	args       fasthttp.Args
+	argsParsed bool
+}
+
+// query returns the request's query arguments, parsed from the target
+// the request was routed on (never from a second parse of the request
+// line). Valid until the request is put back in the pool.
+func (rq *request) query() *fasthttp.Args {
+	if !rq.argsParsed {
+		rq.args.ParseBytes(rq.t.Query)
+		rq.argsParsed = true
+	}
+	return &rq.args
 }
 
 var requestPool = sync.Pool{New: func() any {

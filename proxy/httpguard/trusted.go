@@ -119,6 +119,9 @@ func (t *Trusted) Contains(a netip.Addr) bool {
 // Trusts reports whether the request came straight from a trusted proxy;
 // pass it as upstream.Forward.KeepForwarded.
 func (t *Trusted) Trusts(ctx *fasthttp.RequestCtx) bool {
+	if t == nil || len(t.prefixes) == 0 {
+		return false // no peer to look up: nothing is trusted
+	}
 	return t.Contains(PeerAddr(ctx))
 }
 

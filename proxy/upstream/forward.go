@@ -427,6 +427,27 @@ func (o *Origin) release(m *member, cc pooledConn, br *bufio.Reader, reuse bool)
 	m.pending.Add(-1)
 }
 
+// keeps decides a request header line's fate: dropped (keep false),
+// rewritten (the Cookie header when cookies are stripped), or passed on.
+func (f *Forward) keeps(l *headerLine, x *exchange) (keep, rewrite bool) {
+	switch l.rule {
+	case ruleDrop, ruleConnection, ruleXFF, ruleUpgrade:
+		return false, false
+	case ruleForwarded:
+		if !f.KeepForwarded {
+			return false, false
+		}
+	case ruleCookie:
+		if len(f.StripCookies) > 0 {
+			return true, true
+		}
+	}
+	if (len(x.conn) > 0 && listHas(x.conn, l.name)) || isStripped(l.name, f.StripHeaders) || isStripped(l.name, f.ClientIPHeaders) {
+		return false, false
+	}
+	return true, false
+}
+
 // writeHead writes the request line and headers for the origin.
 func (o *Origin) writeHead(bw *bufio.Writer, ctx *fasthttp.RequestCtx, f *Forward, x *exchange, m *member) {
 	h := &ctx.Request.Header
@@ -448,33 +469,35 @@ func (o *Origin) writeHead(bw *bufio.Writer, ctx *fasthttp.RequestCtx, f *Forwar
 		bw.WriteString("\r\n")
 	}
 
-	it := rawHeader{b: x.raw}
-	for i := 0; ; i++ {
-		name, value, ok, _ := it.next()
-		if !ok {
-			break
-		}
-		switch x.rules[i] {
-		case ruleDrop, ruleConnection, ruleXFF, ruleUpgrade:
-			continue
-		case ruleForwarded:
-			if !f.KeepForwarded {
-				continue
+	// Kept lines go out as the client sent them, a run of adjacent ones
+	// in one write; a line that is dropped or rewritten ends the run.
+	// Lines are adjacent in raw, so a run grows by reslicing.
+	var run []byte
+	for i := range x.lines {
+		l := &x.lines[i]
+		keep, rewrite := f.keeps(l, x)
+		if keep && !rewrite && l.verbatim {
+			if len(run) == 0 {
+				run = l.line
+			} else {
+				run = run[:len(run)+len(l.line)]
 			}
-		case ruleCookie:
-			if len(f.StripCookies) > 0 {
-				writeCookies(bw, name, value, f.StripCookies)
-				continue
-			}
-		}
-		if (len(x.conn) > 0 && listHas(x.conn, name)) || isStripped(name, f.StripHeaders) || isStripped(name, f.ClientIPHeaders) {
 			continue
 		}
-		bw.Write(name)
-		bw.WriteString(": ")
-		bw.Write(value)
-		bw.WriteString("\r\n")
+		bw.Write(run)
+		run = nil
+		switch {
+		case !keep:
+		case rewrite:
+			writeCookies(bw, l.name, l.value, f.StripCookies)
+		default:
+			bw.Write(l.name)
+			bw.WriteString(": ")
+			bw.Write(l.value)
+			bw.WriteString("\r\n")
+		}
 	}
+	bw.Write(run)
 
 	// Ours.
 	if f.ClientIP.IsValid() {
@@ -690,12 +713,12 @@ func isTimeout(err error) bool {
 
 // exchange is the per-request scratch of Forward, pooled.
 type exchange struct {
-	raw       []byte // the request's raw header block
-	conn      []byte // the request's Connection values, comma-joined
-	xff       []byte // the request's X-Forwarded-For values, comma-joined
-	upg       []byte // the request's Upgrade value
-	tokens    []byte // the response's Connection values
-	rules     []rule // requestRule of each line of raw, in order
+	raw       []byte       // the request's raw header block
+	conn      []byte       // the request's Connection values, comma-joined
+	xff       []byte       // the request's X-Forwarded-For values, comma-joined
+	upg       []byte       // the request's Upgrade value
+	tokens    []byte       // the response's Connection values
+	lines     []headerLine // each line of raw, in order
 	num       [64]byte
 	buf       []byte // request body copy buffer
 	body      reqBody
@@ -705,6 +728,15 @@ type exchange struct {
 	pre       bool // buf[:preN] holds the body's first bytes, read by awaitBody
 	preN      int
 	preErr    error
+}
+
+// headerLine is one line of the request's raw header block.
+type headerLine struct {
+	line        []byte // the whole line as received, its line end included
+	name, value []byte // the value without surrounding whitespace
+	rule        rule
+	// verbatim: the line ends in CRLF and can be passed on as it is.
+	verbatim bool
 }
 
 type bodyKind uint8
@@ -727,7 +759,8 @@ var exchangePool = sync.Pool{New: func() any {
 }}
 
 func (x *exchange) reset() {
-	x.raw, x.conn, x.xff, x.upg, x.tokens, x.rules = nil, x.conn[:0], x.xff[:0], x.upg[:0], x.tokens[:0], x.rules[:0]
+	clear(x.lines) // they point into the request's buffer
+	x.raw, x.conn, x.xff, x.upg, x.tokens, x.lines = nil, x.conn[:0], x.xff[:0], x.upg[:0], x.tokens[:0], x.lines[:0]
 	x.body = reqBody{}
 	x.upgrade, x.retriable, x.anon, x.pre, x.preN, x.preErr = false, false, false, false, 0, nil
 }
@@ -768,7 +801,7 @@ func (x *exchange) awaitBody() error {
 // to the origin, and refuses a request that cannot be forwarded.
 func (x *exchange) prepare(ctx *fasthttp.RequestCtx, f *Forward, maxBody int64) error {
 	h := &ctx.Request.Header
-	x.raw, x.rules = h.RawHeaders(), x.rules[:0]
+	x.raw, x.lines = h.RawHeaders(), x.lines[:0]
 	if len(x.raw) == 0 {
 		// Not parsed from the wire: use fasthttp's own serialization, less
 		// its request line.
@@ -782,6 +815,7 @@ func (x *exchange) prepare(ctx *fasthttp.RequestCtx, f *Forward, maxBody int64) 
 	}
 	it := rawHeader{b: x.raw}
 	for {
+		rest := it.b
 		name, value, ok, bad := it.next()
 		if bad {
 			return fmt.Errorf("%w: malformed header line", ErrClient)
@@ -790,7 +824,9 @@ func (x *exchange) prepare(ctx *fasthttp.RequestCtx, f *Forward, maxBody int64) 
 			break
 		}
 		r := requestRule(name)
-		x.rules = append(x.rules, r)
+		line := rest[:len(rest)-len(it.b)]
+		x.lines = append(x.lines, headerLine{line: line, name: name, value: value, rule: r,
+			verbatim: len(line) >= 2 && line[len(line)-2] == '\r' && line[len(line)-1] == '\n'})
 		switch r {
 		case ruleConnection:
 			x.conn = append(append(x.conn, value...), ',')
