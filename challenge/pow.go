@@ -35,7 +35,7 @@ const (
 // events[].challenge.light and .heavy).
 const (
 	// DefaultLightBits with DefaultPuzzles takes about a second in
-	// headless Chromium on a 2-core machine (the README's calibration).
+	// headless Chromium on a 2-core machine (docs/bot-defence.md, Calibration).
 	DefaultLightBits = 18
 	// DefaultHeavyBits is 16 times the light work.
 	DefaultHeavyBits = 22

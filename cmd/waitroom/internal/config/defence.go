@@ -41,7 +41,7 @@ type Signal struct {
 	Type string `yaml:"type"`
 	// Score points the signal adds at full suspicion, 0 to 100.
 	Weight float64 `yaml:"weight"`
-	// The plugin's own settings (see the README's plugin list).
+	// The plugin's own settings (see the plugin list in docs/configuration.md).
 	Config yaml.Node `yaml:"config"`
 }
 
@@ -52,7 +52,7 @@ type Plugin struct {
 	// Score points an external scorer adds at its full answer (100), 0 to
 	// 100; ignored by other plugins.
 	Weight float64 `yaml:"weight"`
-	// The plugin's own settings (see the README's plugin list).
+	// The plugin's own settings (see the plugin list in docs/configuration.md).
 	Config yaml.Node `yaml:"config"`
 }
 
@@ -62,7 +62,7 @@ type NamedPlugin struct {
 	Name string `yaml:"name"`
 	// The plugin: turnstile, hcaptcha or recaptcha.
 	Type string `yaml:"type"`
-	// The plugin's own settings (see the README's plugin list).
+	// The plugin's own settings (see the plugin list in docs/configuration.md).
 	Config yaml.Node `yaml:"config"`
 }
 
@@ -71,7 +71,7 @@ type NamedPlugin struct {
 type Sink struct {
 	// The sink plugin: webhook.
 	Type string `yaml:"type"`
-	// The plugin's own settings (see the README's plugin list).
+	// The plugin's own settings (see the plugin list in docs/configuration.md).
 	Config yaml.Node `yaml:"config"`
 }
 

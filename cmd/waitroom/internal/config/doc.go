@@ -24,7 +24,7 @@
 // bypass networks.
 //
 // Every field of Config carries a doc comment; the configuration reference
-// in the README is generated from those comments and the values of
+// in docs/configuration.md is generated from those comments and the values of
 // Default (go run ./cmd/waitroom/internal/tools/configdoc).
 //
 // It is not where settings are turned into running parts: building stores,
