@@ -139,6 +139,7 @@ type contender struct {
 
 	results        []wrkResult
 	srvCPU, genCPU []float64 // share of one core used, per measured run
+	srvPerReq      []float64 // the server's CPU seconds per request, per measured run
 	total          int64     // requests wrk completed, warm-up included
 	runs           int       // wrk runs, warm-up included
 	peak           float64   // the highest rate of a run, warm-up included
@@ -200,6 +201,7 @@ func (b *bench) measure(cs []*contender, unit string) {
 			c.results = append(c.results, r)
 			c.srvCPU = append(c.srvCPU, srv)
 			c.genCPU = append(c.genCPU, gen)
+			c.srvPerReq = append(c.srvPerReq, srv*r.Elapsed.Seconds()/float64(max(r.Requests, 1)))
 			fmt.Fprintf(b.out, "  round %d  %-24s %8.0f %s  p50 %-8s p99 %-8s cpu %s %s\n", round+1, c.name, r.Rate, unit,
 				ms(r.P50), ms(r.P99), pct(srv), pct(gen))
 		}
@@ -217,15 +219,28 @@ func (c *contender) p99() time.Duration {
 	return time.Duration(median(c.results, func(r wrkResult) float64 { return float64(r.P99) }))
 }
 
+// cpuPerReq is the median of the server's CPU time per request: on a
+// shared, noisy machine a steadier measure of a server's own cost than
+// its rate, which also moves with whatever else gets the cores.
+func (c *contender) cpuPerReq() time.Duration {
+	return time.Duration(stats.Median(c.srvPerReq) * float64(time.Second))
+}
+
 // table prints the medians with a ratio to base and a target per row.
 func (b *bench) table(cs []*contender, unit string, base *contender, targets map[*contender]string) {
 	tw := tabwriter.NewWriter(b.out, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "\ncontender\tmedian %s\tp50\tp99\tcpu (server/gen)\tratio to %s\ttarget\n", unit, base.name)
+	fmt.Fprintf(tw, "\ncontender\tmedian %s\tp50\tp99\tcpu (server/gen)\tserver cpu/req\tratio to %s\ttarget\n", unit, base.name)
 	for _, c := range cs {
-		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s / %s\t%.2f×\t%s\n", c.name, c.rate(), ms(c.p50()), ms(c.p99()),
-			pct(stats.Median(c.srvCPU)), pct(stats.Median(c.genCPU)), c.rate()/base.rate(), orDash(targets[c]))
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s / %s\t%s\t%.2f×\t%s\n", c.name, c.rate(), ms(c.p50()), ms(c.p99()),
+			pct(stats.Median(c.srvCPU)), pct(stats.Median(c.genCPU)), us(c.cpuPerReq()), c.rate()/base.rate(), orDash(targets[c]))
 	}
 	tw.Flush()
+}
+
+// cpuRatio is how many requests a's server serves per CPU second
+// relative to b's: b's CPU per request over a's (1.0: as cheap).
+func cpuRatio(a, b *contender) float64 {
+	return float64(b.cpuPerReq()) / float64(max(a.cpuPerReq(), 1))
 }
 
 func median[T any](v []T, f func(T) float64) float64 {
@@ -237,6 +252,7 @@ func median[T any](v []T, f func(T) float64) float64 {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)) }
+func us(d time.Duration) string { return fmt.Sprintf("%.1fµs", float64(d)/float64(time.Microsecond)) }
 func pct(f float64) string      { return fmt.Sprintf("%.0f%%", 100*f) }
 
 func orDash(s string) string {

@@ -129,6 +129,8 @@ func (b *bench) passThrough(nginxBin string) {
 		wr.rate()/dr.rate(), nx.rate()/dr.rate())
 	fmt.Fprintf(b.out, "waitroom/fasthttp proxy %.2f× (what the gate, rewriting and measuring cost); fasthttp proxy/nginx %.2f× (the stack's floor)\n",
 		wr.rate()/bp.rate(), bp.rate()/nx.rate())
+	fmt.Fprintf(b.out, "per CPU second: waitroom/fasthttp proxy %.2f× (server CPU per request %s vs %s)\n",
+		cpuRatio(wr, bp), us(wr.cpuPerReq()), us(bp.cpuPerReq()))
 }
 
 // pass signs a pass for the bench event with the configured secret.
@@ -293,6 +295,8 @@ func (b *bench) status() {
 	ratio := wr.rate() / hw.rate()
 	b.table(cs, "req/s", hw, map[*contender]string{wr: "≥ 0.75× " + verdict(ratio >= 0.75)})
 	fmt.Fprintf(b.out, "status/hello %.2f× (target ≥ 0.75: %s)\n", ratio, verdict(ratio >= 0.75))
+	fmt.Fprintf(b.out, "per CPU second: status/hello %.2f× (server CPU per request %s vs %s)\n",
+		cpuRatio(wr, hw), us(wr.cpuPerReq()), us(hw.cpuPerReq()))
 }
 
 // joins is part 3: joins per second with the embedded store and with
