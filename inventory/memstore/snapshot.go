@@ -44,19 +44,19 @@ type snapshotFile struct {
 // with sl.mu held: it only copies the state; encoding and writing happen
 // in the background.
 func (sl *slot) maybeSnapshot(s *Store) {
-	if sl.records < s.opts.SnapshotEvery || sl.j.appended()-sl.snapOffset < sl.snapSize.Load() ||
+	if sl.records < s.opts.SnapshotEvery || sl.j.End()-sl.snapOffset < sl.snapSize.Load() ||
 		!sl.snap.CompareAndSwap(false, true) {
 		return
 	}
 	f := sl.capture()
-	b := sl.j.barrier()
+	b := sl.j.Barrier()
 	sl.records = 0
 	sl.snapOffset = f.Offset
 	sl.snapWG.Add(1)
 	go func() {
 		defer sl.snapWG.Done()
 		defer sl.snap.Store(false)
-		if b.wait(context.Background()) != nil {
+		if b.Wait(context.Background()) != nil {
 			return // the journal failed; the store is unusable anyway
 		}
 		if err := writeSnapshot(sl.dir, f); err != nil {
@@ -72,7 +72,7 @@ func (sl *slot) maybeSnapshot(s *Store) {
 // copied.
 func (sl *slot) capture() *snapshotFile {
 	e := sl.ev
-	f := &snapshotFile{Format: snapshotFormat, Event: e.id, Offset: sl.j.appended(), Def: e.def,
+	f := &snapshotFile{Format: snapshotFormat, Event: e.id, Offset: sl.j.End(), Def: e.def,
 		Rows: make([][]string, len(e.sections)), Pools: make([][2]int, len(e.pools)),
 		Holds: make([]*hold, 0, len(e.holds)), Orders: make([]*order, 0, len(e.orders)),
 		Idem: make([]*idemRec, 0, len(e.idem))}
