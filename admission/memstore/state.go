@@ -88,18 +88,27 @@ func (e *event) ensureDir() error {
 	return nil
 }
 
-// members returns a tranche's log, creating it when create is set (nil
-// otherwise when it has none).
-func (e *event) members(t trancheKey, create bool) *memberLog {
+// members returns a tranche's log, nil when it has none.
+func (e *event) members(t trancheKey) *memberLog {
 	e.mmu.Lock()
 	defer e.mmu.Unlock()
-	l := e.tranches[t]
-	if l == nil && create {
-		l = &memberLog{path: filepath.Join(e.dir, escape(t.lane)+"."+strconv.Itoa(t.n)+".members"),
-			dirPath: e.dir, ensure: e.ensureDir, syncers: e.s.syncers}
-		e.tranches[t] = l
+	return e.tranches[t]
+}
+
+// openMembers returns a tranche's log, opening it (and loading its file,
+// when there is one) the first time.
+func (e *event) openMembers(t trancheKey) (*memberLog, error) {
+	e.mmu.Lock()
+	defer e.mmu.Unlock()
+	if l := e.tranches[t]; l != nil {
+		return l, nil
 	}
-	return l
+	l, err := openMemberLog(filepath.Join(e.dir, escape(t.lane)+"."+strconv.Itoa(t.n)+".members"), e.ensureDir, e.s.syncers)
+	if err != nil {
+		return nil, err
+	}
+	e.tranches[t] = l
+	return l, nil
 }
 
 // changed records a durable change; call with e.mu held. The caller then
