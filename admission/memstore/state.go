@@ -265,7 +265,7 @@ func (e *event) capture() (*stateFile, uint64) {
 // loadState reads an event's state file into e; a missing file leaves e
 // empty.
 func (e *event) loadState() error {
-	os.Remove(filepath.Join(e.dir, "state.tmp")) // an interrupted write
+	os.Remove(filepath.Join(e.dir, "state"+fsutil.TempSuffix)) // an interrupted write
 	data, err := os.ReadFile(filepath.Join(e.dir, "state"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -221,30 +221,15 @@ func appendOrder(b []byte, o *order) []byte {
 	return append(b, '}')
 }
 
-// writeSnapshot replaces the snapshot atomically.
+// writeSnapshot replaces the snapshot atomically (fsutil.WriteFile) and
+// records its size in f.
 func writeSnapshot(dir string, f *snapshotFile) error {
-	tmp := filepath.Join(dir, "snapshot.tmp")
-	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
+	return fsutil.WriteFile(dir, "snapshot", func(w io.Writer) error {
+		cw := &countingWriter{w: w}
+		err := f.encode(cw)
+		f.size = cw.n
 		return err
-	}
-	cw := &countingWriter{w: out}
-	if err := f.encode(cw); err != nil {
-		out.Close()
-		return err
-	}
-	f.size = cw.n
-	if err := out.Sync(); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, "snapshot")); err != nil {
-		return err
-	}
-	return fsutil.SyncDir(dir)
+	})
 }
 
 // countingWriter counts what passes through it.
