@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"bufio"
+	"cmp"
 	"container/heap"
 	"context"
 	"encoding/json"
@@ -300,24 +301,14 @@ func readSnapshot(dir, id string) (*event, int64, error) {
 			finished = append(finished, h)
 		}
 	}
-	slices.SortStableFunc(finished, func(a, b *hold) int { return cmpInt(a.Ended, b.Ended) })
+	slices.SortStableFunc(finished, func(a, b *hold) int { return cmp.Compare(a.Ended, b.Ended) })
 	for _, h := range finished {
 		e.finished.push(h)
 	}
-	slices.SortStableFunc(f.Idem, func(a, b *idemRec) int { return cmpInt(a.At, b.At) })
+	slices.SortStableFunc(f.Idem, func(a, b *idemRec) int { return cmp.Compare(a.At, b.At) })
 	for _, r := range f.Idem {
 		e.idem[r.Key] = r
 		e.idemFIFO.push(r)
 	}
 	return e, f.Offset, nil
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
