@@ -218,7 +218,13 @@ func repair(f *os.File, path string, start int64, format Format, replay func(off
 // incomplete or fails its checks. It returns the offset after the last
 // good frame, or fn's error.
 func Scan(r io.Reader, off int64, format Format, fn func(off, end int64, payload []byte) error) (int64, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
+	return scan(bufio.NewReaderSize(r, 1<<20), off, format, fn)
+}
+
+// errStop ends a scan early without an error.
+var errStop = errors.New("journal: stop")
+
+func scan(br *bufio.Reader, off int64, format Format, fn func(off, end int64, payload []byte) error) (int64, error) {
 	var hdr [HeaderSize]byte
 	var payload []byte
 	for {
@@ -377,7 +383,7 @@ func (j *Journal) commit() {
 
 		err := j.write(&f, b.buf)
 		if err == nil && j.opts.OnDurable != nil {
-			frames(b.buf, j.opts.Format, func(p []byte) { j.opts.OnDurable(p) })
+			frames(b.buf, j.opts.Format, func(_, p []byte) { j.opts.OnDurable(p) })
 		}
 
 		j.mu.Lock()
@@ -420,12 +426,9 @@ func (j *Journal) write(f **os.File, buf []byte) error {
 		}
 		*f = nf
 	}
-	for off := 0; off < len(buf); {
-		n := binary.BigEndian.Uint32(buf[off:])
-		p := buf[off+HeaderSize : off+HeaderSize+int(j.opts.Format.size(n))]
-		binary.BigEndian.PutUint32(buf[off+4:], crc32.Checksum(p, crcTable))
-		off += HeaderSize + len(p)
-	}
+	frames(buf, j.opts.Format, func(hdr, p []byte) {
+		binary.BigEndian.PutUint32(hdr[4:], crc32.Checksum(p, crcTable))
+	})
 	if _, err := (*f).Write(buf); err != nil {
 		return err
 	}
@@ -445,12 +448,12 @@ func (j *Journal) write(f **os.File, buf []byte) error {
 	return nil
 }
 
-// frames calls fn with the payload of each frame in buf.
-func frames(buf []byte, format Format, fn func([]byte)) {
+// frames calls fn with the header and the payload of each frame in buf.
+func frames(buf []byte, format Format, fn func(hdr, payload []byte)) {
 	for off := 0; off < len(buf); {
 		n := binary.BigEndian.Uint32(buf[off:])
 		p := buf[off+HeaderSize : off+HeaderSize+int(format.size(n))]
-		fn(p)
+		fn(buf[off:off+HeaderSize], p)
 		off += HeaderSize + len(p)
 	}
 }
@@ -477,30 +480,24 @@ func (j *Journal) ReadFrom(off int64, fn func(end int64, payload []byte) bool) e
 	}
 	rf := j.rf
 	j.rmu.Unlock()
-	format := j.opts.Format
-	r := bufio.NewReaderSize(io.NewSectionReader(rf, off, durable-off), 64<<10)
-	var hdr [HeaderSize]byte
-	var payload []byte
-	for off < durable {
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			return ErrBadOffset
-		}
-		n := binary.BigEndian.Uint32(hdr[:4])
-		size := format.size(n)
-		if !format.valid(n) || off+HeaderSize+size > durable {
-			return ErrBadOffset
-		}
-		payload = append(payload[:0], make([]byte, size)...)
-		if _, err := io.ReadFull(r, payload); err != nil {
-			return ErrBadOffset
-		}
-		if crc32.Checksum(payload, crcTable) != binary.BigEndian.Uint32(hdr[4:]) {
-			return ErrBadOffset
-		}
-		off += HeaderSize + size
-		if !fn(off, payload) {
+	// Everything up to durable was written whole, so a frame that does
+	// not check out means off was not the start of one.
+	stopped := false
+	end, err := scan(bufio.NewReaderSize(io.NewSectionReader(rf, off, durable-off), 64<<10), off, j.opts.Format,
+		func(_, end int64, payload []byte) error {
+			if !fn(end, payload) {
+				stopped = true
+				return errStop
+			}
 			return nil
-		}
+		})
+	switch {
+	case stopped:
+		return nil
+	case err != nil:
+		return err
+	case end != durable:
+		return ErrBadOffset
 	}
 	return nil
 }
