@@ -27,25 +27,6 @@ const (
 	maxFrameIDs = 1 << 16 // ids per frame: 1 MiB
 )
 
-// round is one group commit of an event's state file: everyone who joined
-// it waits for one write.
-type round struct {
-	done chan struct{}
-	err  error
-}
-
-func newRound() *round { return &round{done: make(chan struct{})} }
-
-func (r *round) wait(ctx context.Context) error {
-	select {
-	case <-r.done:
-		return r.err
-	case <-ctx.Done():
-		// The write goes ahead; the caller only stops waiting for it.
-		return ctx.Err()
-	}
-}
-
 // memberLog is one tranche's members: the durable ones in memory (ids)
 // and in the file (j). Ids enter the list only once the journal has made
 // them durable, so a draw can never number a visitor that a crash could

@@ -118,6 +118,25 @@ func (e *event) changed() uint64 {
 	return e.gen
 }
 
+// round is one group commit of an event's state file: everyone who joined
+// it waits for one write.
+type round struct {
+	done chan struct{}
+	err  error
+}
+
+func newRound() *round { return &round{done: make(chan struct{})} }
+
+func (r *round) wait(ctx context.Context) error {
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		// The write goes ahead; the caller only stops waiting for it.
+		return ctx.Err()
+	}
+}
+
 // persist waits until the state file on disk includes gen; with force it
 // writes the state now whatever gen is on disk. Concurrent callers share
 // one write (group commit).
