@@ -22,8 +22,8 @@
 // longer be told, and the store recovers from the file when reopened.
 //
 // Concurrency: every method of Journal may be called from any goroutine
-// at any time, except that Close must not run concurrently with ReadFrom
-// and nothing may be called after Close. Records land in the file in the
+// at any time. After Close, Append fails and a ReadFrom that overlaps or
+// follows Close fails with an error. Records land in the file in the
 // order of their Append calls; a caller that needs them in the order its
 // changes were applied appends while holding the lock it applies them
 // under. Batch.Wait may be called by any number of goroutines.

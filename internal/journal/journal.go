@@ -115,8 +115,8 @@ func (b *Batch) Wait(ctx context.Context) error {
 	}
 }
 
-// Journal is one journal file. It is safe for concurrent use; see the
-// package documentation for what may overlap Close.
+// Journal is one journal file. It is safe for concurrent use (see the
+// package documentation for what Close ends).
 type Journal struct {
 	path string
 	opts Options
