@@ -137,8 +137,9 @@ type Journal struct {
 	durable atomic.Int64
 	broken  atomic.Bool // BreakWrites
 
-	rmu sync.Mutex
-	rf  *os.File // reads of the durable prefix, opened by the first ReadFrom
+	rmu     sync.Mutex
+	rf      *os.File // reads of the durable prefix, opened by the first ReadFrom
+	rclosed bool     // Close has run: ReadFrom opens nothing more
 }
 
 // Open opens the journal at path: it checks every frame from offset start
@@ -470,6 +471,10 @@ func (j *Journal) ReadFrom(off int64, fn func(end int64, payload []byte) bool) e
 		return nil
 	}
 	j.rmu.Lock()
+	if j.rclosed {
+		j.rmu.Unlock()
+		return j.opts.ErrClosed
+	}
 	if j.rf == nil {
 		rf, err := os.Open(j.path)
 		if err != nil {
@@ -526,6 +531,7 @@ func (j *Journal) Close() error {
 		}
 		j.rf = nil
 	}
+	j.rclosed = true
 	j.rmu.Unlock()
 	return err
 }

@@ -427,6 +427,9 @@ func TestClose(t *testing.T) {
 		if _, _, err := j.Append([]byte("late")); !errors.Is(err, want) {
 			t.Fatalf("append after Close: %v", err)
 		}
+		if err := j.ReadFrom(0, func(int64, []byte) bool { return true }); !errors.Is(err, want) {
+			t.Fatalf("ReadFrom after Close: %v", err)
+		}
 	}
 }
 
