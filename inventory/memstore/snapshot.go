@@ -105,10 +105,9 @@ func (sl *slot) capture() *snapshotFile {
 func (f *snapshotFile) encode(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	b := make([]byte, 0, 64<<10)
-	flush := func() error {
+	flush := func(b []byte) ([]byte, error) {
 		_, err := bw.Write(b)
-		b = b[:0]
-		return err
+		return b[:0], err
 	}
 	raw := func(name string, v any) error {
 		data, err := json.Marshal(v)
@@ -122,54 +121,44 @@ func (f *snapshotFile) encode(w io.Writer) error {
 	if err := errors.Join(raw("def", f.Def), raw("rows", f.Rows), raw("pools", f.Pools)); err != nil {
 		return err
 	}
-	b = jsonenc.Key(b, "holds")
-	if f.Holds == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
+	var err error
+	if b, err = appendArray(b, "holds", f.Holds, appendHold, flush); err != nil {
+		return err
 	}
-	for i, h := range f.Holds {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendHold(b, h)
-		if len(b) > 60<<10 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if f.Holds != nil {
-		b = append(b, ']')
-	}
-	b = jsonenc.Key(b, "orders")
-	if f.Orders == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-	}
-	for i, o := range f.Orders {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendOrder(b, o)
-		if len(b) > 60<<10 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if f.Orders != nil {
-		b = append(b, ']')
+	if b, err = appendArray(b, "orders", f.Orders, appendOrder, flush); err != nil {
+		return err
 	}
 	if err := raw("idem", f.Idem); err != nil {
 		return err
 	}
 	b = append(b, '}')
-	if err := flush(); err != nil {
+	if _, err := flush(b); err != nil {
 		return err
 	}
 	return bw.Flush()
+}
+
+// appendArray appends key and items as a JSON array (null for nil), each
+// item by one, handing the buffer to flush whenever it passes 60 KiB.
+func appendArray[T any](b []byte, key string, items []T, one func([]byte, T) []byte, flush func([]byte) ([]byte, error)) ([]byte, error) {
+	b = jsonenc.Key(b, key)
+	if items == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, '[')
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = one(b, it)
+		if len(b) > 60<<10 {
+			var err error
+			if b, err = flush(b); err != nil {
+				return b, err
+			}
+		}
+	}
+	return append(b, ']'), nil
 }
 
 // appendHold and appendOrder write what encoding/json would for *hold and
