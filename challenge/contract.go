@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/netip"
 	"time"
+
+	"github.com/waitroom/waitroom/internal/ascii"
 )
 
 // Request is what risk scoring sees of one request to the waiting-room
@@ -38,30 +40,11 @@ type Header struct {
 // and whether there is one.
 func (r *Request) Get(name string) (string, bool) {
 	for _, h := range r.Headers {
-		if equalFold(h.Name, name) {
+		if ascii.EqualFold(h.Name, name) {
 			return h.Value, true
 		}
 	}
 	return "", false
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // Signal judges one aspect of a request. Implementations are safe for

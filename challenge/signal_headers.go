@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/waitroom/waitroom/internal/ascii"
 )
 
 // Reasons of HeaderSignal, stable for metrics.
@@ -145,14 +147,14 @@ func NewHeaderSignal(o HeaderOptions) (*HeaderSignal, error) {
 	s := &HeaderSignal{plainHTTP: o.PlainHTTP, ignoreOrder: o.IgnoreOrder}
 	var errs []error
 	for _, t := range DefaultToolUserAgents {
-		s.tools = append(s.tools, hdrLower(nil, t))
+		s.tools = append(s.tools, ascii.AppendLower(nil, t))
 	}
 	for i, t := range o.ExtraTools {
 		if t == "" || hdrHasCtl(t) {
 			errs = append(errs, fmt.Errorf("%w: extra tool %d (%q) must be non-empty printable text", ErrInvalidHeaderOptions, i, t))
 			continue
 		}
-		s.tools = append(s.tools, hdrLower(nil, t))
+		s.tools = append(s.tools, ascii.AppendLower(nil, t))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -240,7 +242,7 @@ var hdrNames = [hKinds]string{
 
 func hdrKindOf(name string) hdrKind {
 	for k := hHost; k < hKinds; k++ {
-		if equalFold(name, hdrNames[k]) {
+		if ascii.EqualFold(name, hdrNames[k]) {
 			return k
 		}
 	}
@@ -311,7 +313,7 @@ func (s *HeaderSignal) inspect(r *Request, fs *headerFindings) {
 	} else {
 		ua := x.val[hUserAgent]
 		var buf [256]byte
-		lower := hdrLower(buf[:0], ua)
+		lower := ascii.AppendLower(buf[:0], ua)
 		for _, t := range s.tools {
 			if bytes.Contains(lower, t) {
 				// A declared tool: the rest is moot.
@@ -377,7 +379,7 @@ func (s *HeaderSignal) inspect(r *Request, fs *headerFindings) {
 	if orderBroken(&x, fam) {
 		fs.add(ReasonHeaderOrder, suspHeaderOrder)
 	}
-	if fam != famOther && x.has(hConnection) && equalFold(strings.TrimSpace(x.val[hConnection]), "close") {
+	if fam != famOther && x.has(hConnection) && ascii.EqualFold(strings.TrimSpace(x.val[hConnection]), "close") {
 		fs.add(ReasonConnectionClose, suspConnectionClose)
 	}
 }
@@ -509,18 +511,6 @@ func parseBrands(v string) (headless bool, chromium int, ok bool) {
 		}
 		i++
 	}
-}
-
-// hdrLower appends s lower-cased (ASCII only) to b.
-func hdrLower(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b = append(b, c)
-	}
-	return b
 }
 
 var _ Signal = (*HeaderSignal)(nil)

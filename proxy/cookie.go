@@ -4,6 +4,8 @@ import (
 	"bytes"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/waitroom/waitroom/internal/ascii"
 )
 
 // cookie returns the value of the first cookie called name in the
@@ -32,25 +34,14 @@ func cookieIn(line, name []byte) ([]byte, bool) {
 			line = nil
 		}
 		eq := bytes.IndexByte(pair, '=')
-		if eq < 0 || !bytes.Equal(trimSpace(pair[:eq]), name) {
+		if eq < 0 || !bytes.Equal(ascii.TrimOWS(pair[:eq]), name) {
 			continue
 		}
-		v := trimSpace(pair[eq+1:])
+		v := ascii.TrimOWS(pair[eq+1:])
 		if n := len(v); n >= 2 && v[0] == '"' && v[n-1] == '"' {
 			v = v[1 : n-1]
 		}
 		return v, true
 	}
 	return nil, false
-}
-
-// trimSpace removes spaces and tabs around b.
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	return b
 }

@@ -3,12 +3,12 @@ package proxy
 import (
 	"log/slog"
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/internal/ascii"
 	"github.com/waitroom/waitroom/proxy/httpguard"
 	"github.com/waitroom/waitroom/proxy/meter"
 	"github.com/waitroom/waitroom/proxy/netlimit"
@@ -158,17 +158,13 @@ type Cookies struct {
 // prefixed cookie without Secure is refused by browsers.
 func (c *Cookies) Name(base, event string) string {
 	name := base + "_" + event
-	if c.Secure != SecureAlways || hasPrefixFold(base, "__Host-") || hasPrefixFold(base, "__Secure-") {
+	if c.Secure != SecureAlways || ascii.HasPrefixFold(base, "__Host-") || ascii.HasPrefixFold(base, "__Secure-") {
 		return name
 	}
 	if c.Domain == "" {
 		return "__Host-" + name
 	}
 	return "__Secure-" + name
-}
-
-func hasPrefixFold(s, prefix string) bool {
-	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // SecureMode says when cookies get the Secure attribute.

@@ -3,6 +3,8 @@ package static
 import (
 	"math"
 	"strings"
+
+	"github.com/waitroom/waitroom/internal/ascii"
 )
 
 // namedColors are the CSS named colours (CSS Color Module Level 4, §6.1)
@@ -69,10 +71,11 @@ func parseColor(s string) (rgb uint32, canonical string, ok bool) {
 		}
 		var v uint32
 		for i := 0; i < len(h); i++ {
-			d, ok := hexDigit(h[i])
+			b, ok := ascii.Unhex(h[i])
 			if !ok {
 				return 0, "", false
 			}
+			d := uint32(b)
 			if len(h) == 3 {
 				v = v<<8 | d<<4 | d
 			} else {
@@ -87,18 +90,6 @@ func parseColor(s string) (rgb uint32, canonical string, ok bool) {
 		return 0, "", false
 	}
 	return v, name, true
-}
-
-func hexDigit(c byte) (uint32, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return uint32(c - '0'), true
-	case c >= 'a' && c <= 'f':
-		return uint32(c-'a') + 10, true
-	case c >= 'A' && c <= 'F':
-		return uint32(c-'A') + 10, true
-	}
-	return 0, false
 }
 
 // luminance is the WCAG 2.x relative luminance of an sRGB colour.

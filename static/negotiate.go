@@ -1,5 +1,7 @@
 package static
 
+import "github.com/waitroom/waitroom/internal/ascii"
+
 // Negotiate picks the language for a visitor from an Accept-Language
 // header value (RFC 9110 §12.5.4): the entry of supported with the
 // highest quality value, ties going to the range listed first. A range
@@ -171,12 +173,12 @@ func quality(header []byte, tag string) (q, rank int) {
 // param) OWS. It returns the range and its quality in thousandths
 // (1000 when there is no q parameter).
 func parseEntry(e []byte) (rng []byte, q int, ok bool) {
-	e = trimOWS(e)
+	e = ascii.TrimOWS(e)
 	i := 0
 	for i < len(e) && e[i] != ';' {
 		i++
 	}
-	rng = trimOWS(e[:i])
+	rng = ascii.TrimOWS(e[:i])
 	if !validRange(rng) {
 		return nil, 0, false
 	}
@@ -186,7 +188,7 @@ func parseEntry(e []byte) (rng []byte, q int, ok bool) {
 		for j < len(e) && e[j] != ';' {
 			j++
 		}
-		p := trimOWS(e[i+1 : j])
+		p := ascii.TrimOWS(e[i+1 : j])
 		i = j
 		if len(p) >= 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=' {
 			v, vok := parseQ(p[2:])
@@ -258,7 +260,7 @@ func validRange(r []byte) bool {
 func matchRange(rng []byte, tag string) int {
 	n := min(len(rng), len(tag))
 	for i := 0; i < n; i++ {
-		if lower(rng[i]) != lower(tag[i]) {
+		if ascii.Lower(rng[i]) != ascii.Lower(tag[i]) {
 			return 0
 		}
 	}
@@ -269,21 +271,4 @@ func matchRange(rng []byte, tag string) int {
 		return 1
 	}
 	return 0
-}
-
-func lower(c byte) byte {
-	if c >= 'A' && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
-func trimOWS(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	return b
 }

@@ -16,6 +16,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/waitroom/waitroom/internal/ascii"
 )
 
 //go:embed web
@@ -587,7 +589,7 @@ func (c *policy) with(extra CSPSources) string {
 // reports inline event handler attributes (on...=) and style attributes,
 // which a hash-based policy cannot allow.
 func inlineBlocks(page []byte) (scripts, styles [][]byte, err error) {
-	lower := asciiLower(page)
+	lower := ascii.AppendLower(make([]byte, 0, len(page)), page)
 	for i := 0; i < len(lower); {
 		j := bytes.IndexByte(lower[i:], '<')
 		if j < 0 {
@@ -742,12 +744,4 @@ func jsType(t string) bool {
 		return true
 	}
 	return false
-}
-
-func asciiLower(b []byte) []byte {
-	out := make([]byte, len(b))
-	for i, c := range b {
-		out[i] = lower(c)
-	}
-	return out
 }

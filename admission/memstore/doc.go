@@ -5,7 +5,8 @@
 // The members of each (event, lane, tranche) live in an append-only file
 // of raw 16-byte visitor ids, written in CRC-checked batches by a
 // committer goroutine that fsyncs each batch before it acknowledges the
-// appends in it (group commit: concurrent appends share one fsync). In
+// appends in it (group commit: concurrent appends share one fsync); the
+// file is internal/journal's log of fixed-size items. In
 // memory a tranche's ids are raw bytes too, in chunks that are filled and
 // never copied, so ten million queued visitors take about 160 MB (17 B of
 // RSS per visitor, measured by TestMemory10M). Only durable members are
@@ -14,8 +15,8 @@
 // Everything else — seeds, draw records, serving counters, claims,
 // revocations, visitor bars, invite uses, operator control and controller
 // state — is small: it is kept in memory and written whole to one state
-// file per event, replaced atomically (temporary file, fsync, rename,
-// fsync of the directory). Seed, RecordDraw, Advance, Revoke, BarVisitors,
+// file per event, replaced atomically by fsutil.WriteFile (temporary
+// file, fsync, rename, fsync of the directory). Seed, RecordDraw, Advance, Revoke, BarVisitors,
 // UseInvite and SetControl return once a state file holding their change
 // is on disk; concurrent ones share a write. Claim and SaveController
 // only mark the state dirty:

@@ -1,8 +1,7 @@
 package memstore
 
 import (
-	"os"
-	"path/filepath"
+	"io"
 	"strings"
 
 	"github.com/waitroom/waitroom/internal/fsutil"
@@ -74,28 +73,11 @@ func unhex(c byte) (byte, bool) {
 	return 0, false
 }
 
-// writeAtomic replaces dir/name with data: a temporary file is written
-// and fsynced, renamed over the old one, and the directory fsynced, so a
-// crash leaves either the old file or the new one.
+// writeAtomic replaces dir/name with data, atomically and durably
+// (fsutil.WriteFile).
 func writeAtomic(dir, name string, data []byte) error {
-	tmp := filepath.Join(dir, name+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
+	return fsutil.WriteFile(dir, name, func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		return err
-	}
-	return fsutil.SyncDir(dir)
+	})
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/waitroom/waitroom/admission"
-	"github.com/waitroom/waitroom/internal/fsutil"
 )
 
 func TestEscape(t *testing.T) {
@@ -84,29 +83,5 @@ func TestTornTail(t *testing.T) {
 				t.Fatalf("after appending past a cut tail: %v", got)
 			}
 		})
-	}
-}
-
-// TestFrames: a batch larger than a frame is written as several.
-func TestFrames(t *testing.T) {
-	dir := t.TempDir()
-	l := &memberLog{path: filepath.Join(dir, "x.members"), dirPath: dir, ensure: func() error { return nil }}
-	buf := make([]byte, (2*maxFrameIDs+5)*idSize)
-	for i := range buf {
-		buf[i] = byte(i * 7)
-	}
-	var f *os.File
-	sy := fsutil.NewDataSyncer()
-	defer sy.Close()
-	if err := l.write(&f, sy, buf); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	got, err := loadMembers(l.path)
-	if err != nil || string(got) != string(buf) {
-		t.Fatalf("read back %d bytes, %v; want %d", len(got), err, len(buf))
-	}
-	if st, _ := os.Stat(l.path); st.Size() != int64(len(buf)+3*frameHeader) {
-		t.Fatalf("file is %d bytes, want 3 frames", st.Size())
 	}
 }

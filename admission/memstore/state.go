@@ -88,18 +88,27 @@ func (e *event) ensureDir() error {
 	return nil
 }
 
-// members returns a tranche's log, creating it when create is set (nil
-// otherwise when it has none).
-func (e *event) members(t trancheKey, create bool) *memberLog {
+// members returns a tranche's log, nil when it has none.
+func (e *event) members(t trancheKey) *memberLog {
 	e.mmu.Lock()
 	defer e.mmu.Unlock()
-	l := e.tranches[t]
-	if l == nil && create {
-		l = &memberLog{path: filepath.Join(e.dir, escape(t.lane)+"."+strconv.Itoa(t.n)+".members"),
-			dirPath: e.dir, ensure: e.ensureDir, syncers: e.s.syncers}
-		e.tranches[t] = l
+	return e.tranches[t]
+}
+
+// openMembers returns a tranche's log, opening it (and loading its file,
+// when there is one) the first time.
+func (e *event) openMembers(t trancheKey) (*memberLog, error) {
+	e.mmu.Lock()
+	defer e.mmu.Unlock()
+	if l := e.tranches[t]; l != nil {
+		return l, nil
 	}
-	return l
+	l, err := openMemberLog(filepath.Join(e.dir, escape(t.lane)+"."+strconv.Itoa(t.n)+".members"), e.ensureDir, e.s.syncers)
+	if err != nil {
+		return nil, err
+	}
+	e.tranches[t] = l
+	return l, nil
 }
 
 // changed records a durable change; call with e.mu held. The caller then
@@ -107,6 +116,25 @@ func (e *event) members(t trancheKey, create bool) *memberLog {
 func (e *event) changed() uint64 {
 	e.gen++
 	return e.gen
+}
+
+// round is one group commit of an event's state file: everyone who joined
+// it waits for one write.
+type round struct {
+	done chan struct{}
+	err  error
+}
+
+func newRound() *round { return &round{done: make(chan struct{})} }
+
+func (r *round) wait(ctx context.Context) error {
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		// The write goes ahead; the caller only stops waiting for it.
+		return ctx.Err()
+	}
 }
 
 // persist waits until the state file on disk includes gen; with force it
@@ -256,7 +284,7 @@ func (e *event) capture() (*stateFile, uint64) {
 // loadState reads an event's state file into e; a missing file leaves e
 // empty.
 func (e *event) loadState() error {
-	os.Remove(filepath.Join(e.dir, "state.tmp")) // an interrupted write
+	os.Remove(filepath.Join(e.dir, "state"+fsutil.TempSuffix)) // an interrupted write
 	data, err := os.ReadFile(filepath.Join(e.dir, "state"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

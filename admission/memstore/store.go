@@ -126,17 +126,9 @@ func (s *Store) load(root string) error {
 			if !ok {
 				continue
 			}
-			l := e.members(t, true)
-			ids, err := loadMembers(l.path)
-			if err != nil {
+			if _, err := e.openMembers(t); err != nil {
 				return fmt.Errorf("memstore: event %q: %w", name, err)
 			}
-			if len(ids) > 0 {
-				// One chunk exactly as large as the file's ids: appends
-				// after it start new chunks.
-				l.ids = idList{chunks: [][]byte{ids[:len(ids):len(ids)]}, n: len(ids)}
-			}
-			l.onDisk = true
 		}
 		if err := fsutil.SyncDir(e.dir); err != nil {
 			return fmt.Errorf("memstore: %w", err)
@@ -267,7 +259,11 @@ func (s *Store) AppendMember(ctx context.Context, event, lane string, tranche in
 		return err
 	}
 	defer s.life.RUnlock()
-	return s.event(event, true).members(trancheKey{lane, tranche}, true).append(ctx, v)
+	l, err := s.event(event, true).openMembers(trancheKey{lane, tranche})
+	if err != nil {
+		return fmt.Errorf("memstore: %w: %w", admission.ErrStoreDown, err)
+	}
+	return l.append(ctx, v)
 }
 
 // Members implements admission.Store. The slice is the caller's.
@@ -277,7 +273,7 @@ func (s *Store) Members(ctx context.Context, event, lane string, tranche int) ([
 	}
 	defer s.life.RUnlock()
 	if e := s.event(event, false); e != nil {
-		if l := e.members(trancheKey{lane, tranche}, false); l != nil {
+		if l := e.members(trancheKey{lane, tranche}); l != nil {
 			return l.members(), nil
 		}
 	}
@@ -291,7 +287,7 @@ func (s *Store) MemberCount(ctx context.Context, event, lane string, tranche int
 	}
 	defer s.life.RUnlock()
 	if e := s.event(event, false); e != nil {
-		if l := e.members(trancheKey{lane, tranche}, false); l != nil {
+		if l := e.members(trancheKey{lane, tranche}); l != nil {
 			return l.count(), nil
 		}
 	}

@@ -1,10 +1,12 @@
 package api
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/waitroom/waitroom/internal/ascii"
 	"github.com/waitroom/waitroom/inventory"
 )
 
@@ -109,7 +111,7 @@ func splitPath(path []byte, segs *[maxSegments][]byte) (n int) {
 		if n == maxSegments {
 			return -1
 		}
-		i := indexByte(path, '/')
+		i := bytes.IndexByte(path, '/')
 		if i < 0 {
 			segs[n] = path
 			return n + 1
@@ -118,15 +120,6 @@ func splitPath(path []byte, segs *[maxSegments][]byte) (n int) {
 		path = path[i+1:]
 		n++
 	}
-}
-
-func indexByte(b []byte, c byte) int {
-	for i := range b {
-		if b[i] == c {
-			return i
-		}
-	}
-	return -1
 }
 
 // match returns the index of the route of a split path, or -1; it
@@ -197,7 +190,7 @@ func (r *route) pathParams(segs *[maxSegments][]byte) (params, *apiError) {
 // unescapeSegment percent-decodes one path segment into a new string. A
 // '%' not followed by two hex digits is an error; '+' stays '+'.
 func unescapeSegment(b []byte) (string, bool) {
-	if indexByte(b, '%') < 0 {
+	if bytes.IndexByte(b, '%') < 0 {
 		return string(b), true
 	}
 	out := make([]byte, 0, len(b))
@@ -209,8 +202,8 @@ func unescapeSegment(b []byte) (string, bool) {
 		if i+2 >= len(b) {
 			return "", false
 		}
-		hi, ok1 := unhex(b[i+1])
-		lo, ok2 := unhex(b[i+2])
+		hi, ok1 := ascii.Unhex(b[i+1])
+		lo, ok2 := ascii.Unhex(b[i+2])
 		if !ok1 || !ok2 {
 			return "", false
 		}
@@ -218,16 +211,4 @@ func unescapeSegment(b []byte) (string, bool) {
 		i += 2
 	}
 	return string(out), true
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"bufio"
+	"cmp"
 	"container/heap"
 	"context"
 	"encoding/json"
@@ -44,19 +45,19 @@ type snapshotFile struct {
 // with sl.mu held: it only copies the state; encoding and writing happen
 // in the background.
 func (sl *slot) maybeSnapshot(s *Store) {
-	if sl.records < s.opts.SnapshotEvery || sl.j.appended()-sl.snapOffset < sl.snapSize.Load() ||
+	if sl.records < s.opts.SnapshotEvery || sl.j.End()-sl.snapOffset < sl.snapSize.Load() ||
 		!sl.snap.CompareAndSwap(false, true) {
 		return
 	}
 	f := sl.capture()
-	b := sl.j.barrier()
+	b := sl.j.Barrier()
 	sl.records = 0
 	sl.snapOffset = f.Offset
 	sl.snapWG.Add(1)
 	go func() {
 		defer sl.snapWG.Done()
 		defer sl.snap.Store(false)
-		if b.wait(context.Background()) != nil {
+		if b.Wait(context.Background()) != nil {
 			return // the journal failed; the store is unusable anyway
 		}
 		if err := writeSnapshot(sl.dir, f); err != nil {
@@ -72,7 +73,7 @@ func (sl *slot) maybeSnapshot(s *Store) {
 // copied.
 func (sl *slot) capture() *snapshotFile {
 	e := sl.ev
-	f := &snapshotFile{Format: snapshotFormat, Event: e.id, Offset: sl.j.appended(), Def: e.def,
+	f := &snapshotFile{Format: snapshotFormat, Event: e.id, Offset: sl.j.End(), Def: e.def,
 		Rows: make([][]string, len(e.sections)), Pools: make([][2]int, len(e.pools)),
 		Holds: make([]*hold, 0, len(e.holds)), Orders: make([]*order, 0, len(e.orders)),
 		Idem: make([]*idemRec, 0, len(e.idem))}
@@ -104,10 +105,9 @@ func (sl *slot) capture() *snapshotFile {
 func (f *snapshotFile) encode(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	b := make([]byte, 0, 64<<10)
-	flush := func() error {
+	flush := func(b []byte) ([]byte, error) {
 		_, err := bw.Write(b)
-		b = b[:0]
-		return err
+		return b[:0], err
 	}
 	raw := func(name string, v any) error {
 		data, err := json.Marshal(v)
@@ -121,54 +121,44 @@ func (f *snapshotFile) encode(w io.Writer) error {
 	if err := errors.Join(raw("def", f.Def), raw("rows", f.Rows), raw("pools", f.Pools)); err != nil {
 		return err
 	}
-	b = jsonenc.Key(b, "holds")
-	if f.Holds == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
+	var err error
+	if b, err = appendArray(b, "holds", f.Holds, appendHold, flush); err != nil {
+		return err
 	}
-	for i, h := range f.Holds {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendHold(b, h)
-		if len(b) > 60<<10 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if f.Holds != nil {
-		b = append(b, ']')
-	}
-	b = jsonenc.Key(b, "orders")
-	if f.Orders == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-	}
-	for i, o := range f.Orders {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendOrder(b, o)
-		if len(b) > 60<<10 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if f.Orders != nil {
-		b = append(b, ']')
+	if b, err = appendArray(b, "orders", f.Orders, appendOrder, flush); err != nil {
+		return err
 	}
 	if err := raw("idem", f.Idem); err != nil {
 		return err
 	}
 	b = append(b, '}')
-	if err := flush(); err != nil {
+	if _, err := flush(b); err != nil {
 		return err
 	}
 	return bw.Flush()
+}
+
+// appendArray appends key and items as a JSON array (null for nil), each
+// item by one, handing the buffer to flush whenever it passes 60 KiB.
+func appendArray[T any](b []byte, key string, items []T, one func([]byte, T) []byte, flush func([]byte) ([]byte, error)) ([]byte, error) {
+	b = jsonenc.Key(b, key)
+	if items == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, '[')
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = one(b, it)
+		if len(b) > 60<<10 {
+			var err error
+			if b, err = flush(b); err != nil {
+				return b, err
+			}
+		}
+	}
+	return append(b, ']'), nil
 }
 
 // appendHold and appendOrder write what encoding/json would for *hold and
@@ -221,30 +211,15 @@ func appendOrder(b []byte, o *order) []byte {
 	return append(b, '}')
 }
 
-// writeSnapshot replaces the snapshot atomically.
+// writeSnapshot replaces the snapshot atomically (fsutil.WriteFile) and
+// records its size in f.
 func writeSnapshot(dir string, f *snapshotFile) error {
-	tmp := filepath.Join(dir, "snapshot.tmp")
-	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
+	return fsutil.WriteFile(dir, "snapshot", func(w io.Writer) error {
+		cw := &countingWriter{w: w}
+		err := f.encode(cw)
+		f.size = cw.n
 		return err
-	}
-	cw := &countingWriter{w: out}
-	if err := f.encode(cw); err != nil {
-		out.Close()
-		return err
-	}
-	f.size = cw.n
-	if err := out.Sync(); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, "snapshot")); err != nil {
-		return err
-	}
-	return fsutil.SyncDir(dir)
+	})
 }
 
 // countingWriter counts what passes through it.
@@ -315,24 +290,14 @@ func readSnapshot(dir, id string) (*event, int64, error) {
 			finished = append(finished, h)
 		}
 	}
-	slices.SortStableFunc(finished, func(a, b *hold) int { return cmpInt(a.Ended, b.Ended) })
+	slices.SortStableFunc(finished, func(a, b *hold) int { return cmp.Compare(a.Ended, b.Ended) })
 	for _, h := range finished {
 		e.finished.push(h)
 	}
-	slices.SortStableFunc(f.Idem, func(a, b *idemRec) int { return cmpInt(a.At, b.At) })
+	slices.SortStableFunc(f.Idem, func(a, b *idemRec) int { return cmp.Compare(a.At, b.At) })
 	for _, r := range f.Idem {
 		e.idem[r.Key] = r
 		e.idemFIFO.push(r)
 	}
 	return e, f.Offset, nil
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

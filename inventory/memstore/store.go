@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom/internal/fsutil"
+	"github.com/waitroom/waitroom/internal/journal"
 
 	"github.com/waitroom/waitroom/inventory"
 )
@@ -72,7 +73,7 @@ type slot struct {
 	mu      sync.Mutex
 	ev      *event
 	dir     string
-	j       *journal
+	j       *journal.Journal
 	buf     []byte // reused to encode records (the journal copies them)
 	records int    // since the last snapshot
 	// snapOffset and snapSize are the last snapshot's journal offset and
@@ -160,11 +161,11 @@ func (s *Store) load(id string) (*slot, error) {
 		return nil, err
 	}
 	if replayErr != nil {
-		j.close()
+		j.Close()
 		return nil, replayErr
 	}
 	if ev == nil { // created but never defined: nothing was acknowledged
-		j.close()
+		j.Close()
 		return nil, nil
 	}
 	return &slot{ev: ev, dir: dir, j: j}, nil
@@ -185,13 +186,13 @@ func (s *Store) Close() error {
 	for _, sl := range events {
 		sl.mu.Lock()
 		sl.snapWG.Wait()
-		if sl.j.failed() == nil && sl.records > 0 {
+		if sl.j.Err() == nil && sl.records > 0 {
 			f := sl.capture()
-			if err := sl.j.barrier().wait(context.Background()); err == nil {
+			if err := sl.j.Barrier().Wait(context.Background()); err == nil {
 				errs = append(errs, writeSnapshot(sl.dir, f))
 			}
 		}
-		errs = append(errs, sl.j.close())
+		errs = append(errs, sl.j.Close())
 		sl.mu.Unlock()
 	}
 	errs = append(errs, s.syncers.Close())
@@ -238,7 +239,7 @@ func (s *Store) run(ctx context.Context, id string, maxExpire int, fn func(t *tx
 		return err
 	}
 	sl.mu.Lock()
-	if err := sl.j.failed(); err != nil {
+	if err := sl.j.Err(); err != nil {
 		sl.mu.Unlock()
 		return s.unavailable(err)
 	}
@@ -251,10 +252,10 @@ func (s *Store) run(ctx context.Context, id string, maxExpire int, fn func(t *tx
 	if t.err != nil {
 		err = t.err
 	}
-	b := sl.j.barrier()
+	b := sl.j.Barrier()
 	sl.maybeSnapshot(s)
 	sl.mu.Unlock()
-	if werr := b.wait(ctx); werr != nil {
+	if werr := b.Wait(ctx); werr != nil {
 		if errors.Is(werr, context.Canceled) || errors.Is(werr, context.DeadlineExceeded) {
 			return werr
 		}
@@ -290,7 +291,7 @@ func (t *txn) commit(r *record) {
 		return
 	}
 	t.sl.buf = payload
-	if _, _, err := t.sl.j.append(payload); err != nil {
+	if _, _, err := t.sl.j.Append(payload); err != nil {
 		t.err = t.s.unavailable(err)
 		return
 	}
@@ -397,7 +398,7 @@ func (s *Store) create(id string) error {
 		return s.unavailable(err)
 	}
 	if err := fsutil.SyncDir(dir); err != nil {
-		j.close()
+		j.Close()
 		return s.unavailable(err)
 	}
 	s.events[id] = &slot{ev: newEvent(id), dir: dir, j: j}
@@ -779,7 +780,7 @@ func (s *Store) Ping(ctx context.Context) error {
 		return inventory.Errorf(inventory.ErrUnavailable, "the store is closed")
 	}
 	for id, sl := range s.events {
-		if err := sl.j.failed(); err != nil {
+		if err := sl.j.Err(); err != nil {
 			return &inventory.Error{Kind: inventory.ErrUnavailable, Message: "the journal of event " + id + " failed"}
 		}
 	}
@@ -823,7 +824,7 @@ func (s *Store) Audit(ctx context.Context, id, after string, limit int) (invento
 	}
 	page := inventory.AuditPage{Event: id, Entries: []inventory.AuditEntry{}, Next: strconv.FormatInt(off, 10)}
 	var decodeErr error
-	err = sl.j.readFrom(off, func(end int64, payload []byte) bool {
+	err = sl.j.ReadFrom(off, func(end int64, payload []byte) bool {
 		var r record
 		if decodeErr = json.Unmarshal(payload, &r); decodeErr != nil {
 			return false

@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/waitroom/waitroom/internal/ascii"
 )
 
 // Sentinel errors of Check; every one of them means "answer 400 and close
@@ -79,14 +81,14 @@ func Check(h *fasthttp.RequestHeader) error {
 			}
 		}
 		switch {
-		case len(name) == len("content-length") && equalFold(name, "content-length"):
+		case len(name) == len("content-length") && ascii.EqualFold(name, "content-length"):
 			lengths++
-			if lengths > 1 || !validLength(trimOWS(line[colon+1:])) {
+			if lengths > 1 || !validLength(ascii.TrimOWS(line[colon+1:])) {
 				return ErrContentLength
 			}
-		case len(name) == len("transfer-encoding") && equalFold(name, "transfer-encoding"):
+		case len(name) == len("transfer-encoding") && ascii.EqualFold(name, "transfer-encoding"):
 			chunked++
-			if chunked > 1 || !equalFold(trimOWS(line[colon+1:]), "chunked") {
+			if chunked > 1 || !ascii.EqualFold(ascii.TrimOWS(line[colon+1:]), "chunked") {
 				return ErrTransferEncoding
 			}
 		}
@@ -126,35 +128,6 @@ func validLength(v []byte) bool {
 	}
 	for _, c := range v {
 		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// trimOWS removes optional whitespace (SP, HT) around v.
-func trimOWS(v []byte) []byte {
-	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
-		v = v[1:]
-	}
-	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
-		v = v[:len(v)-1]
-	}
-	return v
-}
-
-// equalFold reports whether b equals the lower-case ASCII string s, ignoring
-// ASCII case.
-func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
 			return false
 		}
 	}

@@ -1,6 +1,10 @@
 package httpguard
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/waitroom/waitroom/internal/ascii"
+)
 
 // walkForwarded finds the client in RFC 7239 Forwarded lines from a
 // trusted peer, with the same right-to-left rules as X-Forwarded-For (see
@@ -95,7 +99,7 @@ func (s *fwdScanner) next() (a netip.Addr, bad, ok bool) {
 			if !valid {
 				return s.fail()
 			}
-			if equalFold(name, "for") {
+			if ascii.EqualFold(name, "for") {
 				if seenFor {
 					bad = true // each parameter at most once per element
 				}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/waitroom/waitroom/internal/ascii"
 )
 
 // FuzzParseAddr holds ParseAddr to netip.ParseAddr (less zones).
@@ -57,7 +59,7 @@ func FuzzClientIP(f *testing.F) {
 		}
 		found := false
 		for _, el := range strings.Split(xff, ",") {
-			if a, ok := parseForwardedAddr(trimOWS([]byte(el))); ok && a == got {
+			if a, ok := parseForwardedAddr(ascii.TrimOWS([]byte(el))); ok && a == got {
 				found = true
 			}
 		}

@@ -1,6 +1,10 @@
 package httpguard
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/waitroom/waitroom/internal/ascii"
+)
 
 // ParseAddr parses an IPv4 or IPv6 address written as netip.ParseAddr
 // accepts it, except that an IPv6 zone ("fe80::1%eth0") is refused. Unlike
@@ -72,14 +76,14 @@ func parseIPv6(s []byte) (netip.Addr, bool) {
 		off, acc := 0, 0
 		for ; off < len(s); off++ {
 			c := s[off]
-			v := hexVal(c)
-			if v < 0 {
+			v, ok := ascii.Unhex(c)
+			if !ok {
 				break
 			}
 			if off > 3 {
 				return netip.Addr{}, false // more than 4 digits
 			}
-			acc = acc<<4 | v
+			acc = acc<<4 | int(v)
 		}
 		if off == 0 {
 			return netip.Addr{}, false
@@ -136,18 +140,6 @@ func parseIPv6(s []byte) (netip.Addr, bool) {
 		return netip.Addr{}, false // "::" must stand for at least one group
 	}
 	return netip.AddrFrom16(ip), true
-}
-
-func hexVal(c byte) int {
-	switch {
-	case '0' <= c && c <= '9':
-		return int(c - '0')
-	case 'a' <= c && c <= 'f':
-		return int(c-'a') + 10
-	case 'A' <= c && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
 }
 
 // parseForwardedAddr parses one X-Forwarded-For element: an address,

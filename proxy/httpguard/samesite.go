@@ -1,5 +1,7 @@
 package httpguard
 
+import "github.com/waitroom/waitroom/internal/ascii"
+
 // MaxReturnPath bounds the length of a return URL SameSitePath accepts.
 const MaxReturnPath = 2048
 
@@ -34,12 +36,13 @@ func SameSitePath(raw []byte) (path []byte, ok bool) {
 			if i+2 >= len(raw) {
 				return nil, false
 			}
-			hi, lo := hexVal(raw[i+1]), hexVal(raw[i+2])
-			if hi < 0 || lo < 0 {
+			hi, ok1 := ascii.Unhex(raw[i+1])
+			lo, ok2 := ascii.Unhex(raw[i+2])
+			if !ok1 || !ok2 {
 				return nil, false
 			}
 			i += 2
-			c = byte(hi<<4 | lo)
+			c = hi<<4 | lo
 			if c < ' ' || c == 0x7f || c == '\\' {
 				return nil, false
 			}

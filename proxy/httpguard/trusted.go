@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/waitroom/waitroom/internal/ascii"
 )
 
 // Trusted is the set of proxies (load balancers, CDNs) in front of
@@ -165,7 +167,7 @@ func (t *Trusted) ClientIP(ctx *fasthttp.RequestCtx) netip.Addr {
 		if len(values) != 1 {
 			return peer
 		}
-		v := trimOWS(values[0])
+		v := ascii.TrimOWS(values[0])
 		if lastIndexComma(v) >= 0 {
 			return peer
 		}
@@ -179,7 +181,7 @@ func (t *Trusted) ClientIP(ctx *fasthttp.RequestCtx) netip.Addr {
 		v := values[i]
 		for len(v) > 0 {
 			j := lastIndexComma(v)
-			el := trimOWS(v[j+1:])
+			el := ascii.TrimOWS(v[j+1:])
 			if j < 0 {
 				v = v[:0]
 			} else {
@@ -213,7 +215,7 @@ func (t *Trusted) Proto(ctx *fasthttp.RequestCtx) string {
 		return "http"
 	}
 	v := rightmost(lastLine(&ctx.Request.Header, fasthttp.HeaderXForwardedProto))
-	if equalFold(v, "https") || equalFold(v, "wss") {
+	if ascii.EqualFold(v, "https") || ascii.EqualFold(v, "wss") {
 		return "https"
 	}
 	return "http"
@@ -270,7 +272,7 @@ func lastLine(h *fasthttp.RequestHeader, key string) []byte {
 
 // rightmost returns the last comma-separated element of v, trimmed.
 func rightmost(v []byte) []byte {
-	return trimOWS(v[lastIndexComma(v)+1:])
+	return ascii.TrimOWS(v[lastIndexComma(v)+1:])
 }
 
 func lastIndexComma(v []byte) int {

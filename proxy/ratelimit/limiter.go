@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -110,24 +111,17 @@ func New(cfg Config) (*Limiter, error) {
 		clock:  cfg.Clock,
 		ip:     newGCRA(cfg.PerIP),
 		prefix: newGCRA(cfg.PerPrefix),
-		v4Bits: cmpOr(cfg.IPv4Prefix, DefaultIPv4Prefix),
-		v6Bits: cmpOr(cfg.IPv6Prefix, DefaultIPv6Prefix),
-		tau:    float64(cmpOr(cfg.RateWindow, DefaultRateWindow)),
+		v4Bits: cmp.Or(cfg.IPv4Prefix, DefaultIPv4Prefix),
+		v6Bits: cmp.Or(cfg.IPv6Prefix, DefaultIPv6Prefix),
+		tau:    float64(cmp.Or(cfg.RateWindow, DefaultRateWindow)),
 	}
 	if l.clock == nil {
 		l.clock = time.Now
 	}
 	l.base = l.clock()
-	size := cmpOr(cfg.TableSize, DefaultTableSize)
+	size := cmp.Or(cfg.TableSize, DefaultTableSize)
 	l.ips, l.prefixes = newTable(size), newTable(size)
 	return l, nil
-}
-
-func cmpOr[T int | time.Duration](v, def T) T {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 func validate(cfg Config) error {

@@ -1,6 +1,10 @@
 package target
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/waitroom/waitroom/internal/ascii"
+)
 
 // Errors of Parse. Each one means "answer 400 and forward nothing".
 var (
@@ -168,7 +172,7 @@ func (t *Target) Parse(raw []byte, o Options) error {
 		// The authority still points into raw; keep it lower-cased in buf,
 		// after the path.
 		start := len(t.buf)
-		t.buf = appendLower(t.buf, t.Authority)
+		t.buf = ascii.AppendLower(t.buf, t.Authority)
 		t.Authority = t.buf[start:]
 		t.Path = t.buf[:start]
 	}
@@ -186,9 +190,9 @@ func (t *Target) absolute(raw []byte) ([]byte, error) {
 		return nil, ErrForm
 	}
 	switch scheme := raw[:i]; {
-	case equalFold(scheme, "http"):
+	case ascii.EqualFold(scheme, "http"):
 		t.Scheme = "http"
-	case equalFold(scheme, "https"):
+	case ascii.EqualFold(scheme, "https"):
 		t.Scheme = "https"
 	default:
 		return nil, ErrForm
@@ -306,10 +310,15 @@ func (t *Target) segment(seg []byte, o Options) error {
 			}
 			return nil // the rest of the segment is the parameter
 		case '%':
-			if k+2 >= len(seg) || !isHex(seg[k+1]) || !isHex(seg[k+2]) {
+			if k+2 >= len(seg) {
 				return ErrEscape
 			}
-			b := unhex(seg[k+1])<<4 | unhex(seg[k+2])
+			hi, ok1 := ascii.Unhex(seg[k+1])
+			lo, ok2 := ascii.Unhex(seg[k+2])
+			if !ok1 || !ok2 {
+				return ErrEscape
+			}
+			b := hi<<4 | lo
 			k += 2
 			switch {
 			case b == 0:
@@ -352,20 +361,6 @@ func dots(s []byte) int {
 
 const upperHex = "0123456789ABCDEF"
 
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c <= 'F':
-		return c - 'A' + 10
-	}
-	return c - 'a' + 10
-}
-
 // unreserved reports whether c is an RFC 3986 unreserved character.
 func unreserved(c byte) bool {
 	switch {
@@ -373,34 +368,6 @@ func unreserved(c byte) bool {
 		return true
 	}
 	return c == '-' || c == '.' || c == '_' || c == '~'
-}
-
-func lower(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
-func appendLower(dst, s []byte) []byte {
-	for _, c := range s {
-		dst = append(dst, lower(c))
-	}
-	return dst
-}
-
-// equalFold reports whether b equals the lower-case ASCII string s,
-// ignoring ASCII case.
-func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		if lower(b[i]) != s[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Key appends to dst the form of a normalised path that routes match on:
@@ -460,7 +427,7 @@ func appendFold(dst, seg []byte) []byte {
 				continue
 			}
 		}
-		dst = append(dst, lower(c))
+		dst = append(dst, ascii.Lower(c))
 	}
 	return dst
 }
@@ -468,7 +435,7 @@ func appendFold(dst, seg []byte) []byte {
 // unicodeFold reports whether s starts with one of unicodeFolds' escapes.
 func unicodeFold(s []byte) (string, byte, bool) {
 	for _, f := range unicodeFolds {
-		if len(s) >= len(f.esc) && equalFold(s[:len(f.esc)], f.esc) {
+		if len(s) >= len(f.esc) && ascii.EqualFold(s[:len(f.esc)], f.esc) {
 			return f.esc, f.letter, true
 		}
 	}
@@ -504,7 +471,7 @@ func SameAuthority(authority, host []byte, scheme string) bool {
 		return false
 	}
 	for i := range authority {
-		if lower(authority[i]) != lower(host[i]) {
+		if ascii.Lower(authority[i]) != ascii.Lower(host[i]) {
 			return false
 		}
 	}

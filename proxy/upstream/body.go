@@ -7,6 +7,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/waitroom/waitroom/internal/ascii"
 )
 
 // Errors of a streamed response body; the client's connection is closed
@@ -299,14 +301,14 @@ func (b *body) Close() error {
 func parseChunkSize(line []byte) (int, bool) {
 	n, i := 0, 0
 	for ; i < len(line); i++ {
-		v := hexDigit(line[i])
-		if v < 0 {
+		v, ok := ascii.Unhex(line[i])
+		if !ok {
 			break
 		}
 		if i == 15 {
 			return 0, false
 		}
-		n = n<<4 | v
+		n = n<<4 | int(v)
 	}
 	if i == 0 || (i < len(line) && line[i] != ';') {
 		return 0, false
@@ -317,16 +319,4 @@ func parseChunkSize(line []byte) (int, bool) {
 		}
 	}
 	return n, true
-}
-
-func hexDigit(c byte) int {
-	switch {
-	case '0' <= c && c <= '9':
-		return int(c - '0')
-	case 'a' <= c && c <= 'f':
-		return int(c-'a') + 10
-	case 'A' <= c && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/waitroom/waitroom/internal/ascii"
 	"github.com/waitroom/waitroom/proxy/httpguard"
 )
 
@@ -655,9 +656,9 @@ func cleanResponse(rh *fasthttp.ResponseHeader, x *exchange, switching bool) (co
 	rh.Del(fasthttp.HeaderConnection)
 	for t := x.tokens; len(t) > 0; {
 		i := indexByte(t, ',')
-		tok := trimOWS(t[:i])
+		tok := ascii.TrimOWS(t[:i])
 		t = t[i+1:]
-		if len(tok) == 0 || equalFold(tok, "close") || equalFold(tok, "keep-alive") || (switching && equalFold(tok, "upgrade")) {
+		if len(tok) == 0 || ascii.EqualFold(tok, "close") || ascii.EqualFold(tok, "keep-alive") || (switching && ascii.EqualFold(tok, "upgrade")) {
 			continue
 		}
 		rh.DelBytes(tok)
@@ -668,14 +669,14 @@ func cleanResponse(rh *fasthttp.ResponseHeader, x *exchange, switching bool) (co
 	drop := false
 	for k, v := range rh.All() {
 		switch {
-		case equalFold(k, HeaderComplete):
-			v = trimOWS(v)
+		case ascii.EqualFold(k, HeaderComplete):
+			v = ascii.TrimOWS(v)
 			complete, drop = len(v) == 1 && v[0] == '1', true
-		case !switching && equalFold(k, fasthttp.HeaderUpgrade):
+		case !switching && ascii.EqualFold(k, fasthttp.HeaderUpgrade):
 			drop = true
 		default:
 			for _, d := range responseDrop {
-				if equalFold(k, d) {
+				if ascii.EqualFold(k, d) {
 					drop = true
 					break
 				}

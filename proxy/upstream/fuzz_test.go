@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/waitroom/waitroom/internal/ascii"
 )
 
 type noDeadline struct{}
@@ -110,18 +112,18 @@ func FuzzRequestHead(f *testing.F) {
 		visitors := 0
 		for k, v := range got.All() {
 			switch rule := requestRule(k); {
-			case equalFold(k, "x-waitroom-visitor"):
+			case ascii.EqualFold(k, "x-waitroom-visitor"):
 				visitors++
 				if string(v) != "v" {
 					t.Fatalf("visitor %q", v)
 				}
-			case equalFold(k, "content-length") || equalFold(k, "transfer-encoding") || equalFold(k, "host") ||
-				equalFold(k, "x-forwarded-for") || equalFold(k, "x-forwarded-proto") || equalFold(k, "x-forwarded-host") || equalFold(k, "x-real-ip") ||
-				equalFold(k, "connection") && x.upgrade || equalFold(k, "upgrade") && x.upgrade || equalFold(k, "cookie"):
+			case ascii.EqualFold(k, "content-length") || ascii.EqualFold(k, "transfer-encoding") || ascii.EqualFold(k, "host") ||
+				ascii.EqualFold(k, "x-forwarded-for") || ascii.EqualFold(k, "x-forwarded-proto") || ascii.EqualFold(k, "x-forwarded-host") || ascii.EqualFold(k, "x-real-ip") ||
+				ascii.EqualFold(k, "connection") && x.upgrade || ascii.EqualFold(k, "upgrade") && x.upgrade || ascii.EqualFold(k, "cookie"):
 			case rule == ruleDrop || rule == ruleConnection || rule == ruleUpgrade || rule == ruleForwarded:
 				t.Fatalf("header %q: %q reached the origin", k, v)
 			}
-			if equalFold(k, "cookie") {
+			if ascii.EqualFold(k, "cookie") {
 				for _, pair := range strings.Split(string(v), ";") {
 					name, _, _ := strings.Cut(pair, "=")
 					if strings.EqualFold(strings.TrimSpace(name), "wr_pass") {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/waitroom/waitroom/internal/ascii"
 )
 
 // What happens to a client's request header on its way to the origin.
@@ -31,13 +33,13 @@ func requestRule(name []byte) rule {
 	var buf [maxManagedName]byte
 	if len(name) > len(buf) {
 		// No managed name is this long; only the prefixes can match.
-		if hasPrefixFold(name, "x-waitroom-") || hasPrefixFold(name, "x_waitroom_") {
+		if ascii.HasPrefixFold(name, "x-waitroom-") || ascii.HasPrefixFold(name, "x_waitroom_") {
 			return ruleDrop
 		}
-		if hasPrefixFold(name, "x-forwarded-") {
+		if ascii.HasPrefixFold(name, "x-forwarded-") {
 			return ruleForwarded
 		}
-		if hasPrefixFold(name, "x_forwarded_") {
+		if ascii.HasPrefixFold(name, "x_forwarded_") {
 			return ruleDrop
 		}
 		return ruleKeep
@@ -47,7 +49,7 @@ func requestRule(name []byte) rule {
 		if c == '_' {
 			c, underscore = '-', true
 		}
-		canon[i] = lower(c)
+		canon[i] = ascii.Lower(c)
 	}
 	r := canonicalRule(canon)
 	if underscore && r != ruleKeep {
@@ -61,86 +63,86 @@ const maxManagedName = 64
 
 // canonicalRule classifies a lower-case header name with "-" separators.
 func canonicalRule(name []byte) rule {
-	if len(name) > len("x-waitroom-") && hasPrefixFold(name, "x-waitroom-") {
+	if len(name) > len("x-waitroom-") && ascii.HasPrefixFold(name, "x-waitroom-") {
 		return ruleDrop
 	}
 	switch len(name) {
 	case 2:
-		if equalFold(name, "te") {
+		if ascii.EqualFold(name, "te") {
 			return ruleDrop
 		}
 	case 4:
-		if equalFold(name, "host") {
+		if ascii.EqualFold(name, "host") {
 			return ruleDrop
 		}
 	case 6:
 		switch {
-		case equalFold(name, "cookie"):
+		case ascii.EqualFold(name, "cookie"):
 			return ruleCookie
-		case equalFold(name, "expect"):
+		case ascii.EqualFold(name, "expect"):
 			return ruleDrop
 		}
 	case 7:
 		switch {
-		case equalFold(name, "upgrade"):
+		case ascii.EqualFold(name, "upgrade"):
 			return ruleUpgrade
-		case equalFold(name, "trailer"):
+		case ascii.EqualFold(name, "trailer"):
 			return ruleDrop
 		}
 	case 9:
-		if equalFold(name, "forwarded") || equalFold(name, "x-real-ip") {
+		if ascii.EqualFold(name, "forwarded") || ascii.EqualFold(name, "x-real-ip") {
 			return ruleDrop
 		}
 	case 11:
-		if equalFold(name, "x-client-ip") {
+		if ascii.EqualFold(name, "x-client-ip") {
 			return ruleForwarded
 		}
 	case 13:
-		if equalFold(name, "x-rewrite-url") {
+		if ascii.EqualFold(name, "x-rewrite-url") {
 			return ruleDrop
 		}
 	case 10:
 		switch {
-		case equalFold(name, "connection"):
+		case ascii.EqualFold(name, "connection"):
 			return ruleConnection
-		case equalFold(name, "keep-alive"):
+		case ascii.EqualFold(name, "keep-alive"):
 			return ruleDrop
 		}
 	case 14:
 		switch {
-		case equalFold(name, "content-length"), equalFold(name, "x-original-url"), equalFold(name, "x-original-uri"):
+		case ascii.EqualFold(name, "content-length"), ascii.EqualFold(name, "x-original-url"), ascii.EqualFold(name, "x-original-uri"):
 			return ruleDrop
-		case equalFold(name, "true-client-ip"):
+		case ascii.EqualFold(name, "true-client-ip"):
 			return ruleForwarded
 		}
 	case 15:
-		if equalFold(name, "x-forwarded-for") {
+		if ascii.EqualFold(name, "x-forwarded-for") {
 			return ruleXFF
 		}
 	case 16:
 		switch {
-		case equalFold(name, "proxy-connection"), equalFold(name, "x-forwarded-host"):
+		case ascii.EqualFold(name, "proxy-connection"), ascii.EqualFold(name, "x-forwarded-host"):
 			return ruleDrop
-		case equalFold(name, "cf-connecting-ip"):
+		case ascii.EqualFold(name, "cf-connecting-ip"):
 			return ruleForwarded
 		}
 	case 17:
-		if equalFold(name, "transfer-encoding") || equalFold(name, "x-forwarded-proto") || equalFold(name, "x-original-method") {
+		if ascii.EqualFold(name, "transfer-encoding") || ascii.EqualFold(name, "x-forwarded-proto") || ascii.EqualFold(name, "x-original-method") {
 			return ruleDrop
 		}
 	case 18:
-		if equalFold(name, "proxy-authenticate") {
+		if ascii.EqualFold(name, "proxy-authenticate") {
 			return ruleDrop
 		}
 	case 19:
 		switch {
-		case equalFold(name, "proxy-authorization"):
+		case ascii.EqualFold(name, "proxy-authorization"):
 			return ruleDrop
-		case equalFold(name, "x-cluster-client-ip"):
+		case ascii.EqualFold(name, "x-cluster-client-ip"):
 			return ruleForwarded
 		}
 	}
-	if len(name) > len("x-forwarded-") && hasPrefixFold(name, "x-forwarded-") {
+	if len(name) > len("x-forwarded-") && ascii.HasPrefixFold(name, "x-forwarded-") {
 		return ruleForwarded
 	}
 	return ruleKeep
@@ -186,7 +188,7 @@ func (r *rawHeader) next() (name, value []byte, ok, bad bool) {
 	if colon <= 0 {
 		return nil, nil, false, true
 	}
-	return line[:colon], trimOWS(line[colon+1:]), true, false
+	return line[:colon], ascii.TrimOWS(line[colon+1:]), true, false
 }
 
 // listHas reports whether the comma-separated list holds token (ignoring
@@ -200,7 +202,7 @@ func listHas[T string | []byte](list []byte, token T) bool {
 		} else {
 			el, list = list[:i], list[i+1:]
 		}
-		if equalFold(trimOWS(el), token) {
+		if ascii.EqualFold(ascii.TrimOWS(el), token) {
 			return true
 		}
 	}
@@ -223,7 +225,7 @@ func isStripped(name []byte, names [][]byte) bool {
 			if d == '_' {
 				d = '-'
 			}
-			if lower(c) != lower(d) {
+			if ascii.Lower(c) != ascii.Lower(d) {
 				same = false
 				break
 			}
@@ -247,13 +249,13 @@ func writeCookies(bw *bufio.Writer, name, value []byte, strip [][]byte) {
 		} else {
 			pair, v = v[:i], v[i+1:]
 		}
-		pair = trimOWS(pair)
+		pair = ascii.TrimOWS(pair)
 		if len(pair) == 0 {
 			continue
 		}
 		cname := pair
 		if j := indexByte(pair, '='); j >= 0 {
-			cname = trimOWS(pair[:j])
+			cname = ascii.TrimOWS(pair[:j])
 		}
 		if isStripped(cname, strip) {
 			continue
@@ -288,38 +290,4 @@ func writeContentLength(bw *bufio.Writer, n int, scratch []byte) {
 
 func indexByte(b []byte, c byte) int {
 	return bytes.IndexByte(b, c)
-}
-
-func trimOWS(v []byte) []byte {
-	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
-		v = v[1:]
-	}
-	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
-		v = v[:len(v)-1]
-	}
-	return v
-}
-
-func lower(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
-// equalFold reports whether a and b are equal, ignoring ASCII case.
-func equalFold[T string | []byte](a []byte, b T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range len(a) {
-		if lower(a[i]) != lower(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func hasPrefixFold(b []byte, prefix string) bool {
-	return len(b) >= len(prefix) && equalFold(b[:len(prefix)], prefix)
 }

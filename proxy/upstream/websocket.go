@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/waitroom/waitroom/internal/ascii"
 )
 
 // switchProtocols relays a 101 answer to a WebSocket upgrade and then the
@@ -24,8 +26,8 @@ func (o *Origin) switchProtocols(ctx *fasthttp.RequestCtx, m *member, cc pooledC
 	head = append(head, "HTTP/1.1 101 Switching Protocols\r\n"...)
 	upgrade := rh.Peek(fasthttp.HeaderUpgrade)
 	for k, v := range rh.All() {
-		if equalFold(k, "upgrade") || equalFold(k, "content-type") || equalFold(k, "content-length") ||
-			equalFold(k, "transfer-encoding") || equalFold(k, "connection") || equalFold(k, "date") {
+		if ascii.EqualFold(k, "upgrade") || ascii.EqualFold(k, "content-type") || ascii.EqualFold(k, "content-length") ||
+			ascii.EqualFold(k, "transfer-encoding") || ascii.EqualFold(k, "connection") || ascii.EqualFold(k, "date") {
 			continue
 		}
 		head = append(append(append(append(head, k...), ": "...), v...), "\r\n"...)

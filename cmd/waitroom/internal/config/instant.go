@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -65,19 +66,9 @@ func (i Instant) Compare(j Instant) (c int, ok bool) {
 	case i.IsZero() || j.IsZero() || i.relative != j.relative:
 		return 0, false
 	case i.relative:
-		return cmpDuration(i.offset, j.offset), true
+		return cmp.Compare(i.offset, j.offset), true
 	}
 	return i.abs.Compare(j.abs), true
-}
-
-func cmpDuration(a, b time.Duration) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // String returns i as it is written in YAML: RFC 3339 in UTC, "now",

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/waitroom/waitroom/internal/ascii"
 )
 
 // Serve configures the waiting-room reverse proxy (waitroom serve).
@@ -315,7 +317,7 @@ func (s *Serve) CookiesAlwaysSecure() bool {
 	case SecureAlways:
 		return true
 	case SecureAuto:
-		return s.TLS.Listen != "" || hasPrefixFold(s.PublicURL, "https://")
+		return s.TLS.Listen != "" || ascii.HasPrefixFold(s.PublicURL, "https://")
 	}
 	return false
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/waitroom/waitroom/internal/ascii"
 	"github.com/waitroom/waitroom/proxy/target"
 )
 
@@ -185,7 +186,7 @@ func (v *validator) networks(path string, list []string) {
 // sets for the origin (the proxy writes the client address into the
 // configured one) and the ones it routes or decides on.
 func notClientIPHeader(name string) bool {
-	if hasPrefixFold(name, "X-Waitroom-") || hasPrefixFold(name, "Proxy-") {
+	if ascii.HasPrefixFold(name, "X-Waitroom-") || ascii.HasPrefixFold(name, "Proxy-") {
 		return true
 	}
 	switch strings.ToLower(name) {
@@ -328,9 +329,9 @@ func (v *validator) cookies(path string, c *Cookies) {
 			v.fail(p, "must be a cookie name: letters, digits and !#$%%&'*+-.^_`|~ (got %q)", f.name)
 			continue
 		}
-		if hasPrefixFold(f.name, "__Host-") && (c.Secure != SecureAlways || c.Domain != "") {
+		if ascii.HasPrefixFold(f.name, "__Host-") && (c.Secure != SecureAlways || c.Domain != "") {
 			v.fail(p, "starts with __Host-, which browsers accept only with secure: always and no domain")
-		} else if hasPrefixFold(f.name, "__Secure-") && c.Secure != SecureAlways {
+		} else if ascii.HasPrefixFold(f.name, "__Secure-") && c.Secure != SecureAlways {
 			v.fail(p, "starts with __Secure-, which browsers accept only with secure: always")
 		}
 	}
@@ -350,10 +351,6 @@ func (v *validator) cookies(path string, c *Cookies) {
 	default:
 		v.fail(path+".same_site", "must be lax or strict (got %q)", c.SameSite)
 	}
-}
-
-func hasPrefixFold(s, prefix string) bool {
-	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // validDomain checks a DNS name: dot-separated labels of letters, digits
