@@ -391,53 +391,6 @@ func (ev *event) caps() Caps {
 	return ev.cfg.Caps
 }
 
-// Join gives a visitor a place in a lane.
-func (e *Engine) Join(ctx context.Context, id string, req JoinRequest) (Ticket, Status, error) {
-	ev, err := e.event(id)
-	if err != nil {
-		return Ticket{}, Status{}, err
-	}
-	now := e.clock()
-	if req.Existing != nil && req.Existing.Event == id {
-		res, err := e.Status(ctx, id, *req.Existing)
-		return res.Ticket, res.Status, err
-	}
-	switch ev.state(now) {
-	case StateScheduled:
-		return Ticket{}, Status{}, ErrNotOpen
-	case StateClosed:
-		return Ticket{}, Status{}, ErrClosed
-	case StateSoldOut:
-		return Ticket{}, Status{}, ErrSoldOut
-	}
-	name := req.Lane
-	if name == "" {
-		name = PublicLane
-	}
-	l := ev.byName[name]
-	if l == nil {
-		return Ticket{}, Status{}, fmt.Errorf("%w: %q", ErrUnknownLane, name)
-	}
-	if name != PublicLane {
-		if err := ev.admitToLane(ctx, l, req.Credential, now); err != nil {
-			return Ticket{}, Status{}, err
-		}
-	}
-	if req.Shadow && !e.CanShadow() {
-		return Ticket{}, Status{}, errors.New("admission: a shadow join needs a shadow key")
-	}
-	v, err := ev.newVisitor(req.Shadow)
-	if err != nil {
-		return Ticket{}, Status{}, fmt.Errorf("admission: no randomness: %w", err)
-	}
-	t, err := ev.place(ctx, l, v, req.Binding, now)
-	if err != nil {
-		return Ticket{}, Status{}, err
-	}
-	res, err := e.status(ctx, ev, t, now)
-	return res.Ticket, res.Status, err
-}
-
 // place appends v to the lane's current tranche and returns its ticket.
 func (ev *event) place(ctx context.Context, l *lane, v VisitorID, binding string, now time.Time) (Ticket, error) {
 	t := NewTicket(&ev.cfg, l.cfg.Name, v, binding, now)
