@@ -14,6 +14,31 @@ import (
 // and composes the status the visitor is shown, pass included. The
 // proxy's part is to sign what the Arrival tells it to and write it out.
 
+// JoinRequest is a visitor asking for a place.
+type JoinRequest struct {
+	// Lane is the lane asked for ("" is public).
+	Lane string
+	// Binding is the device-binding hash the proxy computed.
+	Binding string
+	// Credential admits to a non-public lane.
+	Credential Credential
+	// Existing is a ticket for this event the visitor presented, already
+	// verified: joining again returns it, the same place.
+	Existing *Ticket
+	// Shadow places the visitor in the shadow queue: drawn and shown a
+	// place like anyone, never admitted (needs Options.ShadowKey).
+	Shadow bool
+}
+
+// Credential proves membership of a presale lane: an invite code, or an
+// account id with the origin's proof (and, if the lane has one, on the
+// allowlist).
+type Credential struct {
+	Invite       string
+	Account      string
+	AccountProof string
+}
+
 // JoinOutcome is what became of a join. Its values are the proxy's
 // metric labels, so they are a contract with dashboards.
 type JoinOutcome string
@@ -136,4 +161,63 @@ func (e *Engine) Join(ctx context.Context, id string, req JoinRequest) (Ticket, 
 		return Ticket{}, Status{}, ErrSoldOut
 	}
 	return a.Ticket, a.Status, nil
+}
+
+// place appends v to the lane's current tranche and returns its ticket.
+func (ev *event) place(ctx context.Context, l *lane, v VisitorID, binding string, now time.Time) (Ticket, error) {
+	t := NewTicket(&ev.cfg, l.cfg.Name, v, binding, now)
+	if err := ev.e.opts.Store.AppendMember(ctx, ev.cfg.ID, l.cfg.Name, t.Tranche, v); err != nil {
+		return Ticket{}, fmt.Errorf("%w: %v", ErrStoreDown, err)
+	}
+	return t, nil
+}
+
+// NewTicket is the ticket of visitor v joining lane of cfg's event at now:
+// the tranche of now, valid until the event closes and its last session
+// ends (or for ticketLifetime). It places nobody in a queue; Join does.
+func NewTicket(cfg *EventConfig, lane string, v VisitorID, binding string, now time.Time) Ticket {
+	exp := now.Add(ticketLifetime)
+	if !cfg.ClosesAt.IsZero() {
+		exp = cfg.ClosesAt.Add(cfg.SessionDuration)
+	}
+	return Ticket{Event: cfg.ID, Visitor: v, Lane: lane, Tranche: trancheAt(cfg, now), Binding: binding,
+		IssuedAt: now, ExpiresAt: exp}
+}
+
+// admitToLane checks a presale credential: an invite (used once) or an
+// account with the origin's proof (and on the allowlist, if there is one).
+func (ev *event) admitToLane(ctx context.Context, l *lane, c Credential, now time.Time) error {
+	a := l.cfg.Access
+	switch {
+	case c.Invite != "" && a.InviteSecret != nil:
+		code, account, err := ParseInvite(a.InviteSecret, ev.cfg.ID, c.Invite)
+		if err != nil {
+			return ErrNotAllowed
+		}
+		if account != "" && (account != c.Account || a.AccountSecret == nil ||
+			!CheckAccountProof(a.AccountSecret, ev.cfg.ID, c.Account, c.AccountProof)) {
+			return ErrNotAllowed
+		}
+		forget := now.Add(30 * 24 * time.Hour)
+		if !ev.cfg.ClosesAt.IsZero() {
+			forget = ev.cfg.ClosesAt.Add(24 * time.Hour)
+		}
+		first, err := ev.e.opts.Store.UseInvite(ctx, ev.cfg.ID, l.cfg.Name+"/"+code, forget)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrStoreDown, err)
+		}
+		if !first {
+			return ErrInviteUsed
+		}
+		return nil
+	case c.Account != "" && a.AccountSecret != nil:
+		if !CheckAccountProof(a.AccountSecret, ev.cfg.ID, c.Account, c.AccountProof) {
+			return ErrNotAllowed
+		}
+		if a.Allowlist != nil && !a.Allowlist.Contains(c.Account) {
+			return ErrNotAllowed
+		}
+		return nil
+	}
+	return ErrNotAllowed
 }
