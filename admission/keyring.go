@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/waitroom/waitroom/internal/jsonstrict"
 )
 
 // Token algorithms a Key may use.
@@ -245,16 +247,24 @@ func (k *Keyring) lookup(token string) (*keyEntry, error) {
 	if err != nil {
 		return nil, errMalformed
 	}
-	var h struct {
-		Kid *string `json:"kid"`
-	}
-	if err := json.Unmarshal(raw, &h); err != nil {
+	var kid string
+	err = jsonstrict.Decode(raw, func(r *jsonstrict.Reader, name []byte) (err error) {
+		switch {
+		case string(name) != "kid":
+			return r.Skip() // the parser reads the rest of the header
+		case r.Null():
+			return nil
+		}
+		kid, err = r.String("kid")
+		return err
+	})
+	if err != nil {
 		return nil, errMalformed
 	}
-	if h.Kid == nil || *h.Kid == "" {
+	if kid == "" {
 		return nil, errNoKid
 	}
-	e := k.byID[*h.Kid]
+	e := k.byID[kid]
 	if e == nil {
 		return nil, errUnknownKid
 	}
