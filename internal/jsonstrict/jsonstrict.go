@@ -126,23 +126,10 @@ func (r *Reader) Null() bool {
 // path names the object in messages ("" for the body, "best",
 // "sections[2]").
 func (r *Reader) Object(path string, field func(r *Reader, name []byte) error) error {
-	r.ws()
-	if r.i >= len(r.b) || r.b[r.i] != '{' {
-		return typeError(path, "an object")
-	}
-	if r.depth++; r.depth > MaxDepth {
-		return errDeep
-	}
-	r.i++
+	more, err := r.open(path, '{', '}', "an object")
 	var seen [MaxFields][]byte
 	n := 0
-	r.ws()
-	if r.i < len(r.b) && r.b[r.i] == '}' {
-		r.i++
-		r.depth--
-		return nil
-	}
-	for {
+	for ; more && err == nil; more, err = r.next('}') {
 		r.ws()
 		name, err := r.name()
 		if err != nil {
@@ -169,21 +156,48 @@ func (r *Reader) Object(path string, field func(r *Reader, name []byte) error) e
 		if err := field(r, name); err != nil {
 			return err
 		}
-		r.ws()
-		if r.i >= len(r.b) {
-			return r.malformed()
-		}
-		switch r.b[r.i] {
-		case ',':
-			r.i++
-		case '}':
-			r.i++
-			r.depth--
-			return nil
-		default:
-			return r.malformed()
-		}
 	}
+	return err
+}
+
+// open consumes the opening bracket of an object or array (want names it
+// in messages) and says whether any member follows; an empty one is
+// closed at once.
+func (r *Reader) open(path string, open, close byte, want string) (bool, error) {
+	r.ws()
+	if r.i >= len(r.b) || r.b[r.i] != open {
+		return false, typeError(path, want)
+	}
+	if r.depth++; r.depth > MaxDepth {
+		return false, errDeep
+	}
+	r.i++
+	r.ws()
+	if r.i < len(r.b) && r.b[r.i] == close {
+		r.i++
+		r.depth--
+		return false, nil
+	}
+	return true, nil
+}
+
+// next consumes what follows a member or element: a comma, and then
+// another one follows, or the closing bracket.
+func (r *Reader) next(close byte) (bool, error) {
+	r.ws()
+	if r.i >= len(r.b) {
+		return false, r.malformed()
+	}
+	switch r.b[r.i] {
+	case ',':
+		r.i++
+		return true, nil
+	case close:
+		r.i++
+		r.depth--
+		return false, nil
+	}
+	return false, r.malformed()
 }
 
 // name reads a field name: a string without escapes or control
@@ -209,39 +223,14 @@ func (r *Reader) name() ([]byte, error) {
 
 // Array reads an array, calling elem for element i, which must read it.
 func (r *Reader) Array(path string, elem func(r *Reader, i int) error) error {
-	r.ws()
-	if r.i >= len(r.b) || r.b[r.i] != '[' {
-		return typeError(path, "an array")
-	}
-	if r.depth++; r.depth > MaxDepth {
-		return errDeep
-	}
-	r.i++
-	r.ws()
-	if r.i < len(r.b) && r.b[r.i] == ']' {
-		r.i++
-		r.depth--
-		return nil
-	}
-	for i := 0; ; i++ {
+	more, err := r.open(path, '[', ']', "an array")
+	for i := 0; more && err == nil; i++ {
 		if err := elem(r, i); err != nil {
 			return err
 		}
-		r.ws()
-		if r.i >= len(r.b) {
-			return r.malformed()
-		}
-		switch r.b[r.i] {
-		case ',':
-			r.i++
-		case ']':
-			r.i++
-			r.depth--
-			return nil
-		default:
-			return r.malformed()
-		}
+		more, err = r.next(']')
 	}
+	return err
 }
 
 // String reads a string.
