@@ -24,7 +24,7 @@ const (
 )
 
 // Error is a problem with the input, in words the client who sent it may
-// read.
+// read. An Error is immutable and safe for concurrent use.
 type Error struct{ msg string }
 
 func (e *Error) Error() string { return e.msg }
