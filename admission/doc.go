@@ -17,13 +17,24 @@
 // seats; the engine compensates for no-shows. ETAs come from a
 // conservative estimate of the admission rate (RateEstimator).
 //
+// The queue's decisions are all made here: Arrive answers a join (a new
+// place, the shadow queue when the bot defence asks for it, a returning
+// visitor's place and pass, or a status without a place before opening,
+// once closed or sold out), Status answers a poll. Shadow visitors are
+// marked in their ids and never admitted (shadow.go).
+//
 // The Engine runs the queues over a Store: memstore (embedded, one
 // process) or redisstore (several replicas; one leader per event, elected
 // with a lease, runs the draws and the controller, the others follow).
-// Tokens and invite codes are in tokens.go and invite.go, the presale
+// By concept: the engine and its events in engine.go, joins in arrive.go,
+// polls in status.go, the tick (lease, draws, following the store) in
+// tick.go, the controller's advance in regulate.go, operator calls in
+// operator.go; tickets and passes in tokens.go, their keys in keyring.go,
+// the claims decoder in claims.go, invite codes in invite.go, the presale
 // allowlist in allowlist.go. The design and its contracts are in
 // docs/admission.md.
 //
 // It does not speak HTTP: the proxy (package proxy) turns requests into
-// Join and Status calls and measures the origin for the controller.
+// Arrive and Status calls, signs what they hand out, and measures the
+// origin for the controller.
 package admission

@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"io"
+	"sort"
 )
 
 // The shadow queue. The bot defence may place a visitor it is confident
@@ -74,4 +75,24 @@ func (e *Engine) CanShadow() bool { return len(e.opts.ShadowKey) > 0 }
 func (e *Engine) Shadowed(id string, v VisitorID) bool {
 	ev := e.events[id]
 	return ev != nil && ev.shadowed(&v)
+}
+
+// shadowAt reports whether number n went to a shadow visitor (false when
+// the engine has no shadow key or n's draw is not loaded here).
+func (l *lane) shadowAt(n uint64) bool {
+	if len(l.event.e.opts.ShadowKey) == 0 {
+		return false
+	}
+	l.mu.RLock()
+	draws := l.drawList
+	i := sort.Search(len(draws), func(i int) bool { return draws[i].Next() > n })
+	var v VisitorID
+	ok := false
+	if i < len(draws) && n >= draws[i].First {
+		if d := l.draws[draws[i].Tranche]; d != nil && d.ordered != nil && n-d.draw.First < uint64(len(d.ordered)) {
+			v, ok = d.ordered[n-d.draw.First], true
+		}
+	}
+	l.mu.RUnlock()
+	return ok && l.event.shadowed(&v)
 }

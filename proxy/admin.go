@@ -6,7 +6,9 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/internal/jsonstrict"
 )
 
 // AdminOptions configure the operator API.
@@ -252,11 +255,25 @@ func (a *admin) failed(w http.ResponseWriter, id string, err error) {
 }
 
 func (a *admin) setCaps(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		MaxActive       *int `json:"max_active"`
-		MaxNewPerMinute *int `json:"max_new_per_minute"`
-	}
-	if !decodeAdmin(w, r, &body) {
+	var body struct{ MaxActive, MaxNewPerMinute *int }
+	if !decodeAdmin(w, r, func(d *jsonstrict.Reader, name []byte) error {
+		var dst **int
+		switch string(name) {
+		case "max_active":
+			dst = &body.MaxActive
+		case "max_new_per_minute":
+			dst = &body.MaxNewPerMinute
+		default:
+			return jsonstrict.UnknownField("", name)
+		}
+		if d.Null() {
+			return nil
+		}
+		n, err := d.Int(string(name), math.MinInt, math.MaxInt)
+		v := int(n)
+		*dst = &v
+		return err
+	}) {
 		return
 	}
 	if body.MaxActive == nil || body.MaxNewPerMinute == nil || *body.MaxActive < 0 || *body.MaxNewPerMinute < 0 {
@@ -269,11 +286,20 @@ func (a *admin) setCaps(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *admin) revoke(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		PassID    string `json:"pass_id"`
-		VisitorID string `json:"visitor_id"`
-	}
-	if !decodeAdmin(w, r, &body) {
+	var body struct{ PassID, VisitorID string }
+	if !decodeAdmin(w, r, func(d *jsonstrict.Reader, name []byte) (err error) {
+		switch {
+		case string(name) != "pass_id" && string(name) != "visitor_id":
+			return jsonstrict.UnknownField("", name)
+		case d.Null():
+			return nil
+		case string(name) == "pass_id":
+			body.PassID, err = d.String("pass_id")
+		default:
+			body.VisitorID, err = d.String("visitor_id")
+		}
+		return err
+	}) {
 		return
 	}
 	if (body.PassID == "") == (body.VisitorID == "") || len(body.PassID) > 64 {
@@ -336,15 +362,15 @@ func (a *admin) revoke(w http.ResponseWriter, r *http.Request) {
 	adminJSON(w, http.StatusOK, out)
 }
 
-// decodeAdmin reads a small JSON body strictly; it answers 400 itself.
-func decodeAdmin(w http.ResponseWriter, r *http.Request, v any) bool {
+// decodeAdmin reads a small JSON body with the strict decoder, field
+// reading each of its fields; it answers 400 itself.
+func decodeAdmin(w http.ResponseWriter, r *http.Request, field func(d *jsonstrict.Reader, name []byte) error) bool {
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		adminError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "send application/json")
 		return false
 	}
-	d := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAdminBody))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil || d.More() {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAdminBody))
+	if err != nil || jsonstrict.Decode(body, field) != nil {
 		adminError(w, http.StatusBadRequest, "bad_request", "the body must be one JSON object of the documented fields")
 		return false
 	}

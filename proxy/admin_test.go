@@ -96,7 +96,9 @@ func TestAdminAPI(t *testing.T) {
 	if c := ev["control"].(map[string]any); c["paused"] != true || ev["caps"].(map[string]any)["max_active"].(float64) != 3 {
 		t.Fatalf("caps undid the pause: %v", ev)
 	}
-	for _, bad := range []string{`{"max_active":-1,"max_new_per_minute":0}`, `{"max_active":1}`, `{"max_active":1,"max_new_per_minute":1,"x":1}`, `[]`} {
+	for _, bad := range []string{`{"max_active":-1,"max_new_per_minute":0}`, `{"max_active":1}`, `{"max_active":1,"max_new_per_minute":1,"x":1}`, `[]`,
+		`{"max_active":1,"max_new_per_minute":1,"max_active":2}`, `{"max_active":1,"max_new_per_minute":1} {}`,
+		`{"MAX_ACTIVE":1,"max_new_per_minute":1}`, `{"max_active":1.5,"max_new_per_minute":1}`} {
 		if code, e := adminDo(t, "PUT", base+"/admin/v1/events/show/caps", adminToken, bad); code != 400 || e["error"] != "bad_request" {
 			t.Errorf("caps %s: %d %v", bad, code, e)
 		}

@@ -20,24 +20,66 @@ const (
 )
 
 // serveOwn serves waitroom's endpoints; rest is the normalised path after
-// the prefix.
+// the prefix. It dispatches straight to each endpoint's handler; the API
+// ({prefix}/api/…) is rate limited per client address first.
 func (p *Proxy) serveOwn(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
 	setSecurityHeaders(&ctx.Response.Header)
+	api, isAPI := bytes.CutPrefix(rest, pathAPI)
+	if !isAPI {
+		switch {
+		case bytes.Equal(rest, pathAuth):
+			p.auth(ctx, rq)
+		case bytes.Equal(rest, pathJWKS):
+			if !readOnly(ctx) {
+				return
+			}
+			ctx.Response.Header.SetContentType("application/json")
+			ctx.Response.Header.Set("Cache-Control", "public, max-age=300")
+			ctx.Response.SetBodyRaw(p.jwks)
+		case bytes.HasPrefix(rest, pathStatic):
+			p.asset(ctx, rest[len(pathStatic):])
+		default:
+			writeError(ctx, fasthttp.StatusNotFound, errNotFound)
+		}
+		return
+	}
+	ip, now := p.trusted.ClientIP(ctx), p.clock()
+	if !p.allowAPI(ctx, ip, now) {
+		return
+	}
 	switch {
-	case bytes.HasPrefix(rest, pathAPI):
-		p.serveAPI(ctx, rest[len(pathAPI):], rq)
-	case bytes.Equal(rest, pathAuth):
-		p.auth(ctx, rq)
-	case bytes.Equal(rest, pathJWKS):
-		if !ctx.IsGet() && !ctx.IsHead() {
+	case bytes.Equal(api, pathStatus):
+		if !readOnly(ctx) {
+			return
+		}
+		args := rq.query()
+		ev := p.events[string(args.Peek("event"))]
+		if ev == nil {
+			writeError(ctx, fasthttp.StatusNotFound, errUnknownEvent)
+			return
+		}
+		p.status(ctx, ev, ip, args.Peek("return"), now)
+	case bytes.Equal(api, pathChall):
+		if !readOnly(ctx) {
+			return
+		}
+		ev := p.events[string(rq.query().Peek("event"))]
+		if ev == nil {
+			writeError(ctx, fasthttp.StatusNotFound, errUnknownEvent)
+			return
+		}
+		p.challengeFor(ctx, ev, ip)
+	case bytes.Equal(api, pathJoin):
+		if !ctx.IsPost() {
 			writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
 			return
 		}
-		ctx.Response.Header.SetContentType("application/json")
-		ctx.Response.Header.Set("Cache-Control", "public, max-age=300")
-		ctx.Response.SetBodyRaw(p.jwks)
-	case bytes.HasPrefix(rest, pathStatic):
-		p.asset(ctx, rest[len(pathStatic):])
+		p.join(ctx, ip)
+	case bytes.HasPrefix(api, pathDraws):
+		if !readOnly(ctx) {
+			return
+		}
+		p.draws(ctx, api[len(pathDraws):], rq)
 	default:
 		writeError(ctx, fasthttp.StatusNotFound, errNotFound)
 	}
@@ -54,65 +96,37 @@ var (
 	pathDraws  = []byte("draws/")
 )
 
-// serveAPI serves {prefix}/api/…, rate limited per client address.
-func (p *Proxy) serveAPI(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
-	ip := p.trusted.ClientIP(ctx)
-	now := p.clock()
-	if l := p.opts.Limiter; l != nil {
-		var ok bool
-		var wait time.Duration
-		if p.realClock {
-			ok, wait = l.AllowAt(ip, now) // the limiter's clock is the real one
-		} else {
-			ok, wait = l.Allow(ip)
-		}
-		if !ok {
-			p.m.rateLimited.Inc()
-			secs := max(1, int((wait+time.Second-1)/time.Second))
-			ctx.Response.Header.Set("Retry-After", strconv.Itoa(secs))
-			writeError(ctx, fasthttp.StatusTooManyRequests, errRateLimited)
-			return
-		}
+// readOnly reports whether the request is a GET or HEAD, answering 405
+// when it is not.
+func readOnly(ctx *fasthttp.RequestCtx) bool {
+	if ctx.IsGet() || ctx.IsHead() {
+		return true
 	}
-	switch {
-	case bytes.Equal(rest, pathStatus):
-		if !ctx.IsGet() && !ctx.IsHead() {
-			writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
-			return
-		}
-		args := rq.query()
-		ev := p.events[string(args.Peek("event"))]
-		if ev == nil {
-			writeError(ctx, fasthttp.StatusNotFound, errUnknownEvent)
-			return
-		}
-		p.status(ctx, ev, ip, args.Peek("return"), now)
-	case bytes.Equal(rest, pathChall):
-		if !ctx.IsGet() && !ctx.IsHead() {
-			writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
-			return
-		}
-		ev := p.events[string(rq.query().Peek("event"))]
-		if ev == nil {
-			writeError(ctx, fasthttp.StatusNotFound, errUnknownEvent)
-			return
-		}
-		p.challengeFor(ctx, ev, ip)
-	case bytes.Equal(rest, pathJoin):
-		if !ctx.IsPost() {
-			writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
-			return
-		}
-		p.join(ctx, ip)
-	case bytes.HasPrefix(rest, pathDraws):
-		if !ctx.IsGet() && !ctx.IsHead() {
-			writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
-			return
-		}
-		p.draws(ctx, rest[len(pathDraws):], rq)
-	default:
-		writeError(ctx, fasthttp.StatusNotFound, errNotFound)
+	writeError(ctx, fasthttp.StatusMethodNotAllowed, errMethod)
+	return false
+}
+
+// allowAPI applies the API's rate limit to a request from ip at now,
+// answering 429 itself when it is hit.
+func (p *Proxy) allowAPI(ctx *fasthttp.RequestCtx, ip netip.Addr, now time.Time) bool {
+	l := p.opts.Limiter
+	if l == nil {
+		return true
 	}
+	var ok bool
+	var wait time.Duration
+	if p.realClock {
+		ok, wait = l.AllowAt(ip, now) // the limiter's clock is the real one
+	} else {
+		ok, wait = l.Allow(ip)
+	}
+	if !ok {
+		p.m.rateLimited.Inc()
+		secs := max(1, int((wait+time.Second-1)/time.Second))
+		ctx.Response.Header.Set("Retry-After", strconv.Itoa(secs))
+		writeError(ctx, fasthttp.StatusTooManyRequests, errRateLimited)
+	}
+	return ok
 }
 
 // cachedTicket is a verified ticket as the ticket cache keeps it.
@@ -270,57 +284,27 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 		// never admits; nothing in the answer tells them.
 		jr.Shadow = shadow
 	}
-	ticket, st, err := p.engine.Join(p.base, ev.ID, jr)
-	switch {
-	case errors.Is(err, admission.ErrNotOpen):
-		st = admission.Status{Event: ev.ID, Kind: admission.StatusScheduled, Position: -1,
-			ETA: admission.ETA{Seconds: -1, Low: -1, High: -1}, OnSaleAt: ev.cfg.OnSaleAt,
-			Refresh: min(admission.DefaultRefresh, max(time.Second, ev.cfg.QueueOpensAt.Sub(now)))}
-		ev.counts.joins("scheduled").Inc()
-		p.writeStatus(ctx, ev, &st, nil, nil)
-		return
-	case errors.Is(err, admission.ErrClosed), errors.Is(err, admission.ErrSoldOut):
-		kind, reason := admission.StatusSoldOut, ""
-		if errors.Is(err, admission.ErrClosed) {
-			kind, reason = admission.StatusClosed, "closed"
-		}
-		st = admission.Status{Event: ev.ID, Kind: kind, Reason: reason, Position: -1,
-			ETA: admission.ETA{Seconds: -1, Low: -1, High: -1}, OnSaleAt: ev.cfg.OnSaleAt, Refresh: time.Minute}
-		ev.counts.joins(string(kind)).Inc()
-		p.writeStatus(ctx, ev, &st, nil, nil)
-		return
-	case err != nil:
+	res, err := p.engine.Arrive(p.base, ev.ID, jr)
+	if err != nil {
 		ev.counts.joins("refused").Inc()
 		p.engineFailed(ctx, ev, err)
 		return
 	}
-	if jr.Existing == nil || ticket != *jr.Existing {
-		if !p.setTicket(ctx, ev, ticket, &b) {
-			return
-		}
+	if res.Issue && !p.setTicket(ctx, ev, res.Ticket, &b) {
+		return
 	}
-	switch {
-	case jr.Existing == nil && jr.Shadow:
-		ev.counts.joins("shadowed").Inc()
-	case jr.Existing == nil:
-		ev.counts.joins("joined").Inc()
-		p.notify(Notice{Kind: "joined", Event: ev.ID, Visitor: ticket.Visitor.String(), Lane: ticket.Lane, Score: -1})
-	default:
-		ev.counts.joins("rejoined").Inc()
+	ev.counts.joins(string(res.Outcome)).Inc()
+	if res.Outcome == admission.OutcomeJoined {
+		p.notify(Notice{Kind: "joined", Event: ev.ID, Visitor: res.Ticket.Visitor.String(), Lane: res.Ticket.Lane, Score: -1})
 	}
-	if st.Kind == admission.StatusAdmitted {
-		// A returning visitor whose turn has come: hand the pass now.
-		res, err := p.engine.Status(p.base, ev.ID, ticket)
-		if err != nil {
-			p.engineFailed(ctx, ev, err)
-			return
-		}
-		if res.Pass != nil && !p.setPass(ctx, ev, res.Pass, &b) {
-			return
-		}
-		st = res.Status
+	if res.Pass != nil && !p.setPass(ctx, ev, res.Pass, &b) {
+		return
 	}
-	p.writeStatus(ctx, ev, &st, &ticket, []byte(req.Return))
+	if !res.Placed {
+		p.writeStatus(ctx, ev, &res.Status, nil, nil)
+		return
+	}
+	p.writeStatus(ctx, ev, &res.Status, &res.Ticket, []byte(req.Return))
 }
 
 // draws serves GET {prefix}/api/draws/{event}/{tranche}.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,6 +41,13 @@ func TestAPIErrors(t *testing.T) {
 		{"join wrong type", "POST", "/_wr/api/join", `{"event":7}`, "application/json", 400, "bad_request"},
 		{"join pow not object", "POST", "/_wr/api/join", `{"event":"show","pow":"x"}`, "application/json", 400, "bad_request"},
 		{"join unknown event", "POST", "/_wr/api/join", `{"event":"nope"}`, "application/json", 404, "unknown_event"},
+		{"join duplicate field", "POST", "/_wr/api/join", `{"event":"show","event":"other"}`, "application/json", 400, "bad_request"},
+		{"join field in other case", "POST", "/_wr/api/join", `{"Event":"show"}`, "application/json", 400, "bad_request"},
+		{"join escaped field name", "POST", "/_wr/api/join", `{"\u0065vent":"show"}`, "application/json", 400, "bad_request"},
+		{"join trailing data", "POST", "/_wr/api/join", `{"event":"show"} x`, "application/json", 400, "bad_request"},
+		{"join unknown pow field", "POST", "/_wr/api/join", `{"event":"show","pow":{"token":"t","nonces":[1],"extra":1}}`, "application/json", 400, "bad_request"},
+		{"join duplicate pow field", "POST", "/_wr/api/join", `{"event":"show","pow":{"token":"t","token":"u"}}`, "application/json", 400, "bad_request"},
+		{"join nonce fraction", "POST", "/_wr/api/join", `{"event":"show","pow":{"token":"t","nonces":[1.5]}}`, "application/json", 400, "bad_request"},
 		{"join unknown lane", "POST", "/_wr/api/join", `{"event":"show","lane":"vip"}`, "application/json", 400, "unknown_lane"},
 		{"join too large", "POST", "/_wr/api/join", `{"event":"show","captcha":"` + strings.Repeat("x", 9000) + `"}`, "application/json", 413, "too_large"},
 		{"unknown api", "GET", "/_wr/api/nope", "", "", 404, "not_found"},
@@ -242,6 +250,31 @@ func TestShedding(t *testing.T) {
 	}
 	if n := counterValue(t, r.reg, "waitroom_shed_total", map[string]string{"origin": "tiny"}); n != 2 {
 		t.Fatalf("shed counted %v, want 2", n)
+	}
+}
+
+// TestParseJoin: what the page (static/web/room.js) and scripts send is
+// read field by field; null is absent, as encoding/json reads it.
+func TestParseJoin(t *testing.T) {
+	for body, want := range map[string]joinRequest{
+		`{"event":"show","return":"/show/x"}`: {Event: "show", Return: "/show/x"},
+		`{"event":"show","return":"/","pow":{"token":"tok","nonces":[0,18446744073709551615]}}`: {Event: "show", Return: "/",
+			PoW: &powSolution{Token: "tok", Nonces: []uint64{0, 18446744073709551615}}},
+		`{"event":"show","return":"/","captcha":"c"}`: {Event: "show", Return: "/", Captcha: "c"},
+		`{"event":"show","lane":"fans","invite":"i","account":"a","account_proof":"p"}`: {Event: "show", Lane: "fans",
+			Invite: "i", Account: "a", AccountProof: "p"},
+		`{"event":"show","lane":null,"pow":null}`:              {Event: "show"},
+		`{"event":"show","pow":{"token":"t","nonces":[null]}}`: {Event: "show", PoW: &powSolution{Token: "t", Nonces: []uint64{0}}},
+		" {\n \"event\" : \"sh\\u006fw\" } ":                   {Event: "show"},
+	} {
+		got, err := parseJoin([]byte(body))
+		if err != nil {
+			t.Errorf("%s: %v", body, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: read %+v, want %+v", body, got, want)
+		}
 	}
 }
 

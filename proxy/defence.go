@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"log/slog"
+	"math"
 	"net"
 	"net/netip"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/internal/jsonenc"
+	"github.com/waitroom/waitroom/internal/jsonstrict"
 )
 
 // Defence is the bot defence shared by the events whose challenge is on.
@@ -289,8 +291,33 @@ func writeJSON(ctx *fasthttp.RequestCtx, b []byte) {
 // powSolution is the join body's "pow", decoded with the rest of the
 // body (strictly: unknown fields and wrong types are refused there).
 type powSolution struct {
-	Token  string   `json:"token"`
-	Nonces []uint64 `json:"nonces"`
+	Token  string
+	Nonces []uint64
+}
+
+// field reads one field of the join body's "pow".
+func (s *powSolution) field(d *jsonstrict.Reader, name []byte) (err error) {
+	if d.Null() {
+		return nil
+	}
+	switch string(name) {
+	case "token":
+		s.Token, err = d.String("pow.token")
+	case "nonces":
+		s.Nonces = []uint64{}
+		err = d.Array("pow.nonces", func(d *jsonstrict.Reader, _ int) error {
+			var n uint64
+			var err error
+			if !d.Null() { // null is 0, as encoding/json reads it
+				n, err = d.Uint("pow.nonces", math.MaxUint64)
+			}
+			s.Nonces = append(s.Nonces, n)
+			return err
+		})
+	default:
+		err = jsonstrict.UnknownField("pow", name)
+	}
+	return err
 }
 
 // admitJoin runs the bot defence on a join: it verifies the solution the

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/internal/jsonenc"
+	"github.com/waitroom/waitroom/internal/jsonstrict"
 	"github.com/waitroom/waitroom/static"
 )
 
@@ -366,16 +365,17 @@ func appendAudit(b []byte, a *admission.DrawAudit, limit int) []byte {
 	return append(b, '}')
 }
 
-// joinRequest is the body of POST {prefix}/api/join.
+// joinRequest is the body of POST {prefix}/api/join: its fields, as the
+// page (static/web/room.js) and scripts send them.
 type joinRequest struct {
-	Event        string       `json:"event"`
-	Return       string       `json:"return"`
-	Lane         string       `json:"lane"`
-	Invite       string       `json:"invite"`
-	Account      string       `json:"account"`
-	AccountProof string       `json:"account_proof"`
-	PoW          *powSolution `json:"pow"`
-	Captcha      string       `json:"captcha"`
+	Event        string
+	Return       string
+	Lane         string
+	Invite       string
+	Account      string
+	AccountProof string
+	PoW          *powSolution
+	Captcha      string
 }
 
 // requestError is a problem with a request whose text this package wrote
@@ -395,21 +395,41 @@ func requestProblem(err error, fallback string) string {
 	return fallback
 }
 
-// parseJoin reads a join body strictly: one JSON object of known fields,
-// nothing after it. Its errors are requestError values, safe to show
-// (they name the problem, not our internals).
+// parseJoin reads a join body with the strict decoder: one JSON object of
+// known fields, each once, nothing after it; null is read as absent. Its
+// errors are requestError values, safe to show (they name the problem,
+// not our internals).
 func parseJoin(body []byte) (joinRequest, error) {
 	var r joinRequest
-	d := json.NewDecoder(bytes.NewReader(body))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&r); err != nil {
+	err := jsonstrict.Decode(body, func(d *jsonstrict.Reader, name []byte) (err error) {
+		if d.Null() {
+			return nil
+		}
+		switch string(name) {
+		case "event":
+			r.Event, err = d.String("event")
+		case "return":
+			r.Return, err = d.String("return")
+		case "lane":
+			r.Lane, err = d.String("lane")
+		case "invite":
+			r.Invite, err = d.String("invite")
+		case "account":
+			r.Account, err = d.String("account")
+		case "account_proof":
+			r.AccountProof, err = d.String("account_proof")
+		case "captcha":
+			r.Captcha, err = d.String("captcha")
+		case "pow":
+			r.PoW = &powSolution{}
+			err = d.Object("pow", r.PoW.field)
+		default:
+			err = jsonstrict.UnknownField("", name)
+		}
+		return err
+	})
+	if err != nil {
 		return joinRequest{}, joinProblem(err)
-	}
-	if d.More() {
-		return joinRequest{}, requestError("the body must be one JSON object")
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return joinRequest{}, requestError("the body must be one JSON object")
 	}
 	if r.Event == "" {
 		return joinRequest{}, requestError(`"event" is required`)
@@ -417,44 +437,15 @@ func parseJoin(body []byte) (joinRequest, error) {
 	return r, nil
 }
 
-// joinProblem turns a decoding error into words that name the field, not
-// the decoder's internals.
+// joinProblem turns a decoding error into words for the client: the
+// strict decoder's own (they name the field, never the decoder's
+// internals), or a fixed sentence for anything else.
 func joinProblem(err error) error {
-	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &te) && validFieldName(te.Field):
-		return requestError(strconv.Quote(te.Field) + " has the wrong type")
-	case errors.As(err, &te):
-		return requestError("a field has the wrong type")
-	case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return requestError("the body is not valid JSON")
-	}
-	const unknown = "json: unknown field "
-	if msg := err.Error(); strings.HasPrefix(msg, unknown) {
-		// The decoder quotes the client's own field name: show it only
-		// when it is a plain name.
-		if name, qerr := strconv.Unquote(msg[len(unknown):]); qerr == nil && validFieldName(name) {
-			return requestError("unknown field " + strconv.Quote(name))
-		}
-		return requestError("the body has an unknown field")
+	var je *jsonstrict.Error
+	if errors.As(err, &je) {
+		return requestError(je.Error())
 	}
 	return requestError("the body is not a valid join request")
-}
-
-// validFieldName reports whether a JSON field name is short and plain
-// enough to repeat in a message: 1 to 64 of [A-Za-z0-9_.].
-func validFieldName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.') {
-			return false
-		}
-	}
-	return true
 }
 
 var errBodyTooLarge = errors.New("proxy: request body too large")

@@ -124,6 +124,8 @@ func TestRevokeSticks(t *testing.T) {
 		{`{"visitor_id":"` + pa.Visitor.String() + `","pass_id":"` + pb.ID + `"}`, 400, "bad_request"},
 		{`{"pass_id":"` + strings.Repeat("a", 65) + `"}`, 400, "bad_request"},
 		{`{}`, 400, "bad_request"},
+		{`{"pass_id":"` + pb.ID + `","pass_id":"` + pb.ID + `"}`, 400, "bad_request"},
+		{`{"pass_id":"` + pb.ID + `"} x`, 400, "bad_request"},
 	} {
 		if code, out := adminDo(t, "POST", base+"/admin/v1/events/show/revoke", adminToken, tc.body); code != tc.code || out["error"] != tc.err {
 			t.Errorf("revoke %s: %d %v, want %d %s", tc.body, code, out, tc.code, tc.err)

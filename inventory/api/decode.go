@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/waitroom/waitroom/internal/jsonstrict"
 	"github.com/waitroom/waitroom/inventory"
 )
 
@@ -24,60 +25,60 @@ type holdBody struct {
 
 // decodeHold reads a hold body.
 func decodeHold(body []byte, b *holdBody) error {
-	return decodeBody(body, func(r *reader, key string) (err error) {
-		if r.null() {
+	return decodeBody(body, func(r *jsonstrict.Reader, key []byte) (err error) {
+		if r.Null() {
 			return nil
 		}
-		switch key {
+		switch string(key) {
 		case "user":
-			b.User, err = r.str(key)
+			b.User, err = r.String("user")
 		case "seats":
-			b.Seats, err = r.strings(key)
+			b.Seats, err = r.Strings("seats")
 		case "best":
 			b.Best = &inventory.BestRequest{}
-			err = r.object(key, func(r *reader, k string) (err error) {
-				if r.null() {
+			err = r.Object("best", func(r *jsonstrict.Reader, k []byte) (err error) {
+				if r.Null() {
 					return nil
 				}
-				switch k {
+				switch string(k) {
 				case "section":
-					b.Best.Section, err = r.str("best.section")
+					b.Best.Section, err = r.String("best.section")
 				case "tier":
-					b.Best.Tier, err = r.str("best.tier")
+					b.Best.Tier, err = r.String("best.tier")
 				case "quantity":
 					var n int64
-					n, err = r.integer("best.quantity", -maxQuantity, maxQuantity)
+					n, err = r.Int("best.quantity", -maxQuantity, maxQuantity)
 					b.Best.Quantity = int(n)
 				default:
-					err = unknownField(key, k)
+					err = unknownField("best", k)
 				}
 				return err
 			})
 		case "ga":
 			b.GA = &inventory.GARequest{}
-			err = r.object(key, func(r *reader, k string) (err error) {
-				if r.null() {
+			err = r.Object("ga", func(r *jsonstrict.Reader, k []byte) (err error) {
+				if r.Null() {
 					return nil
 				}
-				switch k {
+				switch string(k) {
 				case "pool":
-					b.GA.Pool, err = r.str("ga.pool")
+					b.GA.Pool, err = r.String("ga.pool")
 				case "quantity":
 					var n int64
-					n, err = r.integer("ga.quantity", -maxQuantity, maxQuantity)
+					n, err = r.Int("ga.quantity", -maxQuantity, maxQuantity)
 					b.GA.Quantity = int(n)
 				default:
-					err = unknownField(key, k)
+					err = unknownField("ga", k)
 				}
 				return err
 			})
 		case "ttl_seconds":
 			var n int64
-			n, err = r.integer(key, -maxCount, maxCount)
+			n, err = r.Int("ttl_seconds", -maxCount, maxCount)
 			b.TTLSeconds = &n
 		case "ttl_ms":
 			var n int64
-			n, err = r.integer(key, -maxCount, maxCount)
+			n, err = r.Int("ttl_ms", -maxCount, maxCount)
 			b.TTLMillis = &n
 		default:
 			err = unknownField("", key)
@@ -116,44 +117,44 @@ type eventBody = inventory.EventDef
 
 // decodeEvent reads an event definition.
 func decodeEvent(body []byte, d *eventBody) error {
-	intField := func(r *reader, path string, hi int64, dst *int) error {
-		n, err := r.integer(path, -hi, hi)
+	intField := func(r *jsonstrict.Reader, path string, hi int64, dst *int) error {
+		n, err := r.Int(path, -hi, hi)
 		*dst = int(n)
 		return err
 	}
-	return decodeBody(body, func(r *reader, key string) (err error) {
-		if r.null() {
+	return decodeBody(body, func(r *jsonstrict.Reader, key []byte) (err error) {
+		if r.Null() {
 			return nil
 		}
-		switch key {
+		switch string(key) {
 		case "sections":
 			d.Sections = []inventory.Section{}
-			return r.array(key, func(r *reader, i int) error {
+			return r.Array("sections", func(r *jsonstrict.Reader, i int) error {
 				path := fmt.Sprintf("sections[%d]", i)
 				var s inventory.Section
-				err := r.object(path, func(r *reader, k string) (err error) {
-					if r.null() {
+				err := r.Object(path, func(r *jsonstrict.Reader, k []byte) (err error) {
+					if r.Null() {
 						return nil
 					}
-					switch k {
+					switch string(k) {
 					case "id":
-						s.ID, err = r.str(path + ".id")
+						s.ID, err = r.String(path + ".id")
 					case "tier":
-						s.Tier, err = r.str(path + ".tier")
+						s.Tier, err = r.String(path + ".tier")
 					case "price_cents":
-						s.PriceCents, err = r.integer(path+".price_cents", -maxPrice, maxPrice)
+						s.PriceCents, err = r.Int(path+".price_cents", -maxPrice, maxPrice)
 					case "rows":
 						s.Rows = []inventory.Row{}
-						err = r.array(path+".rows", func(r *reader, j int) error {
+						err = r.Array(path+".rows", func(r *jsonstrict.Reader, j int) error {
 							rp := fmt.Sprintf("%s.rows[%d]", path, j)
 							var row inventory.Row
-							err := r.object(rp, func(r *reader, k string) (err error) {
-								if r.null() {
+							err := r.Object(rp, func(r *jsonstrict.Reader, k []byte) (err error) {
+								if r.Null() {
 									return nil
 								}
-								switch k {
+								switch string(k) {
 								case "id":
-									row.ID, err = r.str(rp + ".id")
+									row.ID, err = r.String(rp + ".id")
 								case "seats":
 									err = intField(r, rp+".seats", maxCount, &row.Seats)
 								default:
@@ -174,20 +175,20 @@ func decodeEvent(body []byte, d *eventBody) error {
 			})
 		case "ga":
 			d.GA = []inventory.Pool{}
-			return r.array(key, func(r *reader, i int) error {
+			return r.Array("ga", func(r *jsonstrict.Reader, i int) error {
 				path := fmt.Sprintf("ga[%d]", i)
 				var p inventory.Pool
-				err := r.object(path, func(r *reader, k string) (err error) {
-					if r.null() {
+				err := r.Object(path, func(r *jsonstrict.Reader, k []byte) (err error) {
+					if r.Null() {
 						return nil
 					}
-					switch k {
+					switch string(k) {
 					case "id":
-						p.ID, err = r.str(path + ".id")
+						p.ID, err = r.String(path + ".id")
 					case "capacity":
 						err = intField(r, path+".capacity", maxCount, &p.Capacity)
 					case "price_cents":
-						p.PriceCents, err = r.integer(path+".price_cents", -maxPrice, maxPrice)
+						p.PriceCents, err = r.Int(path+".price_cents", -maxPrice, maxPrice)
 					default:
 						err = unknownField(path, k)
 					}
@@ -197,17 +198,17 @@ func decodeEvent(body []byte, d *eventBody) error {
 				return err
 			})
 		case "limits":
-			return r.object(key, func(r *reader, k string) error {
-				if r.null() {
+			return r.Object("limits", func(r *jsonstrict.Reader, k []byte) error {
+				if r.Null() {
 					return nil
 				}
-				if k != "per_user" {
-					return unknownField(key, k)
+				if string(k) != "per_user" {
+					return unknownField("limits", k)
 				}
 				return intField(r, "limits.per_user", maxCount, &d.Limits.PerUser)
 			})
 		case "hold_ttl_seconds":
-			return intField(r, key, maxCount, &d.HoldTTLSeconds)
+			return intField(r, "hold_ttl_seconds", maxCount, &d.HoldTTLSeconds)
 		}
 		return unknownField("", key)
 	})
@@ -228,14 +229,14 @@ func decodeText(body []byte, field string, dst *string) error {
 	if len(body) == 0 {
 		return nil
 	}
-	return decodeBody(body, func(r *reader, key string) (err error) {
-		if key != field {
+	return decodeBody(body, func(r *jsonstrict.Reader, key []byte) (err error) {
+		if string(key) != field {
 			return unknownField("", key)
 		}
-		if r.null() {
+		if r.Null() {
 			return nil
 		}
-		*dst, err = r.str(key)
+		*dst, err = r.String(field)
 		return err
 	})
 }

@@ -12,10 +12,10 @@
 // the client sees only {"error": "unavailable"} and a 503.
 //
 // Request bodies and paths are untrusted input: bodies are decoded
-// strictly (one JSON object, known fields spelled exactly, no duplicates,
-// valid UTF-8, bounded size) and path segments are percent-decoded one by
-// one and validated before any store call. Malformed input gets a 400 and
-// changes nothing.
+// strictly by internal/jsonstrict (one JSON object, known fields spelled
+// exactly, no duplicates, valid UTF-8, bounded size) and path segments are
+// percent-decoded one by one and validated before any store call.
+// Malformed input gets a 400 and changes nothing.
 //
 // Extensions beyond the contract: ttl_ms in a hold body (hold
 // lifetimes below a second, for tests and demos), GET /v1/events,

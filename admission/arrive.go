@@ -1,0 +1,223 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// A join, decided here from end to end: the proxy verifies the bot
+// defence's challenge and says whether its action puts the visitor in the
+// shadow queue (JoinRequest.Shadow); the engine decides everything else
+// (a returning visitor's place, a new place, no place yet or any more)
+// and composes the status the visitor is shown, pass included. The
+// proxy's part is to sign what the Arrival tells it to and write it out.
+
+// JoinRequest is a visitor asking for a place.
+type JoinRequest struct {
+	// Lane is the lane asked for ("" is public).
+	Lane string
+	// Binding is the device-binding hash the proxy computed.
+	Binding string
+	// Credential admits to a non-public lane.
+	Credential Credential
+	// Existing is a ticket for this event the visitor presented, already
+	// verified: joining again returns it, the same place.
+	Existing *Ticket
+	// Shadow places the visitor in the shadow queue: drawn and shown a
+	// place like anyone, never admitted (needs Options.ShadowKey).
+	Shadow bool
+}
+
+// Credential proves membership of a presale lane: an invite code, or an
+// account id with the origin's proof (and, if the lane has one, on the
+// allowlist).
+type Credential struct {
+	Invite       string
+	Account      string
+	AccountProof string
+}
+
+// JoinOutcome is what became of a join. Its values are the proxy's
+// metric labels, so they are a contract with dashboards.
+type JoinOutcome string
+
+// The outcomes of a join.
+const (
+	// OutcomeJoined is a new place in the queue.
+	OutcomeJoined JoinOutcome = "joined"
+	// OutcomeShadowed is a new place in the shadow queue: nothing in
+	// the Arrival marks it, the outcome is for the operator's counts.
+	OutcomeShadowed JoinOutcome = "shadowed"
+	// OutcomeRejoined is the place of the ticket the visitor presented.
+	OutcomeRejoined JoinOutcome = "rejoined"
+	// OutcomeScheduled: the queue is not open yet; no place is given.
+	OutcomeScheduled JoinOutcome = "scheduled"
+	// OutcomeClosed: the event is closed; no place is given.
+	OutcomeClosed JoinOutcome = "closed"
+	// OutcomeSoldOut: the event is sold out; no place is given.
+	OutcomeSoldOut JoinOutcome = "sold_out"
+)
+
+// Arrival is the answer to a join: the status to show, and what to hand
+// the visitor with it.
+type Arrival struct {
+	Outcome JoinOutcome
+	// Status is what the visitor is shown; for a returning visitor whose
+	// turn has come it is admitted, with Pass set.
+	Status Status
+	// Placed tells whether the visitor has a place: Ticket is theirs.
+	// It is false for the scheduled, closed and sold-out outcomes.
+	Placed bool
+	// Ticket is the visitor's ticket (when Placed).
+	Ticket Ticket
+	// Issue is true when Ticket is new or differs from the one
+	// presented: sign it and set it.
+	Issue bool
+	// Pass is set when the visitor is admitted: sign it and set it.
+	Pass *Pass
+}
+
+// Arrive answers a join: a visitor presenting a ticket for the event
+// (req.Existing) keeps their place and gets its status, pass included
+// when their turn has come; anyone else gets a new place in the lane
+// asked for (the shadow queue when req.Shadow), or, while the queue is not
+// open or once the event is closed or sold out, a status without a place.
+// Errors: ErrUnknownEvent, ErrUnknownLane, the credential errors of
+// presale lanes (ErrNotAllowed, ErrInviteUsed), ErrStoreDown.
+func (e *Engine) Arrive(ctx context.Context, id string, req JoinRequest) (Arrival, error) {
+	ev, err := e.event(id)
+	if err != nil {
+		return Arrival{}, err
+	}
+	now := e.clock()
+	if old := req.Existing; old != nil && old.Event == id {
+		res, err := e.status(ctx, ev, *old, now)
+		a := Arrival{Outcome: OutcomeRejoined, Status: res.Status, Placed: err == nil, Ticket: res.Ticket,
+			Issue: res.Ticket != *old, Pass: res.Pass}
+		return a, err
+	}
+	switch ev.state(now) {
+	case StateScheduled:
+		return Arrival{Outcome: OutcomeScheduled, Status: ev.noPlace(StatusScheduled, "",
+			min(DefaultRefresh, max(time.Second, ev.cfg.QueueOpensAt.Sub(now))))}, nil
+	case StateClosed:
+		return Arrival{Outcome: OutcomeClosed, Status: ev.noPlace(StatusClosed, "closed", time.Minute)}, nil
+	case StateSoldOut:
+		return Arrival{Outcome: OutcomeSoldOut, Status: ev.noPlace(StatusSoldOut, "", time.Minute)}, nil
+	}
+	name := req.Lane
+	if name == "" {
+		name = PublicLane
+	}
+	l := ev.byName[name]
+	if l == nil {
+		return Arrival{}, fmt.Errorf("%w: %q", ErrUnknownLane, name)
+	}
+	if name != PublicLane {
+		if err := ev.admitToLane(ctx, l, req.Credential, now); err != nil {
+			return Arrival{}, err
+		}
+	}
+	if req.Shadow && !e.CanShadow() {
+		return Arrival{}, errors.New("admission: a shadow join needs a shadow key")
+	}
+	v, err := ev.newVisitor(req.Shadow)
+	if err != nil {
+		return Arrival{}, fmt.Errorf("admission: no randomness: %w", err)
+	}
+	t, err := ev.place(ctx, l, v, req.Binding, now)
+	if err != nil {
+		return Arrival{}, err
+	}
+	res, err := e.status(ctx, ev, t, now)
+	a := Arrival{Outcome: OutcomeJoined, Status: res.Status, Placed: err == nil, Ticket: res.Ticket,
+		Issue: err == nil, Pass: res.Pass}
+	if req.Shadow {
+		a.Outcome = OutcomeShadowed
+	}
+	return a, err
+}
+
+// noPlace is the status of a join that gives no place.
+func (ev *event) noPlace(kind StatusKind, reason string, refresh time.Duration) Status {
+	return Status{Event: ev.cfg.ID, Kind: kind, Reason: reason, Position: -1,
+		ETA: ETA{Seconds: -1, Low: -1, High: -1}, OnSaleAt: ev.cfg.OnSaleAt, Refresh: refresh}
+}
+
+// Join gives a visitor a place in a lane, as Arrive does, and returns
+// ErrNotOpen, ErrClosed or ErrSoldOut where Arrive gives no place.
+func (e *Engine) Join(ctx context.Context, id string, req JoinRequest) (Ticket, Status, error) {
+	a, err := e.Arrive(ctx, id, req)
+	switch {
+	case err != nil:
+		return a.Ticket, a.Status, err
+	case a.Outcome == OutcomeScheduled:
+		return Ticket{}, Status{}, ErrNotOpen
+	case a.Outcome == OutcomeClosed:
+		return Ticket{}, Status{}, ErrClosed
+	case a.Outcome == OutcomeSoldOut:
+		return Ticket{}, Status{}, ErrSoldOut
+	}
+	return a.Ticket, a.Status, nil
+}
+
+// place appends v to the lane's current tranche and returns its ticket.
+func (ev *event) place(ctx context.Context, l *lane, v VisitorID, binding string, now time.Time) (Ticket, error) {
+	t := NewTicket(&ev.cfg, l.cfg.Name, v, binding, now)
+	if err := ev.e.opts.Store.AppendMember(ctx, ev.cfg.ID, l.cfg.Name, t.Tranche, v); err != nil {
+		return Ticket{}, fmt.Errorf("%w: %v", ErrStoreDown, err)
+	}
+	return t, nil
+}
+
+// NewTicket is the ticket of visitor v joining lane of cfg's event at now:
+// the tranche of now, valid until the event closes and its last session
+// ends (or for ticketLifetime). It places nobody in a queue; Join does.
+func NewTicket(cfg *EventConfig, lane string, v VisitorID, binding string, now time.Time) Ticket {
+	exp := now.Add(ticketLifetime)
+	if !cfg.ClosesAt.IsZero() {
+		exp = cfg.ClosesAt.Add(cfg.SessionDuration)
+	}
+	return Ticket{Event: cfg.ID, Visitor: v, Lane: lane, Tranche: trancheAt(cfg, now), Binding: binding,
+		IssuedAt: now, ExpiresAt: exp}
+}
+
+// admitToLane checks a presale credential: an invite (used once) or an
+// account with the origin's proof (and on the allowlist, if there is one).
+func (ev *event) admitToLane(ctx context.Context, l *lane, c Credential, now time.Time) error {
+	a := l.cfg.Access
+	switch {
+	case c.Invite != "" && a.InviteSecret != nil:
+		code, account, err := ParseInvite(a.InviteSecret, ev.cfg.ID, c.Invite)
+		if err != nil {
+			return ErrNotAllowed
+		}
+		if account != "" && (account != c.Account || a.AccountSecret == nil ||
+			!CheckAccountProof(a.AccountSecret, ev.cfg.ID, c.Account, c.AccountProof)) {
+			return ErrNotAllowed
+		}
+		forget := now.Add(30 * 24 * time.Hour)
+		if !ev.cfg.ClosesAt.IsZero() {
+			forget = ev.cfg.ClosesAt.Add(24 * time.Hour)
+		}
+		first, err := ev.e.opts.Store.UseInvite(ctx, ev.cfg.ID, l.cfg.Name+"/"+code, forget)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrStoreDown, err)
+		}
+		if !first {
+			return ErrInviteUsed
+		}
+		return nil
+	case c.Account != "" && a.AccountSecret != nil:
+		if !CheckAccountProof(a.AccountSecret, ev.cfg.ID, c.Account, c.AccountProof) {
+			return ErrNotAllowed
+		}
+		if a.Allowlist != nil && !a.Allowlist.Contains(c.Account) {
+			return ErrNotAllowed
+		}
+		return nil
+	}
+	return ErrNotAllowed
+}

@@ -1,0 +1,171 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+)
+
+// DrawAudit is the public record of one lane's tranche draw.
+type DrawAudit struct {
+	Event   string
+	Lane    string
+	Tranche int
+	// Commitment is SHA-256 of the seed, published while the tranche is open.
+	Commitment [32]byte
+	// Drawn tells whether the tranche has been drawn; Seed, First, Count
+	// and Hashes are set only then.
+	Drawn bool
+	Seed  []byte
+	First uint64
+	Count uint64
+	// Offset is the index of Hashes[0] in the drawn order; Hashes are the
+	// SHA-256 of the visitor ids, in drawn order.
+	Offset int
+	Hashes [][32]byte
+}
+
+// Audit returns the public record of a lane's tranche: the seed's
+// commitment, and once drawn the seed and a page of SHA-256(visitor id)
+// in drawn order.
+func (e *Engine) Audit(ctx context.Context, id, laneName string, tranche, offset, limit int) (DrawAudit, error) {
+	ev, err := e.event(id)
+	if err != nil {
+		return DrawAudit{}, err
+	}
+	l := ev.byName[laneName]
+	if l == nil {
+		return DrawAudit{}, fmt.Errorf("%w: %q", ErrUnknownLane, laneName)
+	}
+	now := e.clock()
+	if tranche < 0 || tranche > trancheAt(&ev.cfg, now)+1 || now.Before(ev.cfg.QueueOpensAt) {
+		return DrawAudit{}, ErrNotDrawnYet
+	}
+	a := DrawAudit{Event: id, Lane: laneName, Tranche: tranche, Offset: offset}
+	l.mu.RLock()
+	d := l.draws[tranche]
+	l.mu.RUnlock()
+	if d == nil || d.ordered == nil {
+		seed, err := ev.seed(ctx, l, tranche)
+		if err != nil {
+			return DrawAudit{}, fmt.Errorf("%w: %v", ErrStoreDown, err)
+		}
+		a.Commitment = Commitment(seed)
+		return a, nil
+	}
+	a.Commitment, a.Drawn, a.Seed, a.First, a.Count = Commitment(d.draw.Seed), true, d.draw.Seed, d.draw.First, d.draw.Count
+	if offset < 0 {
+		offset = 0
+	}
+	end := min(len(d.ordered), offset+max(0, limit))
+	for i := offset; i < end; i++ {
+		a.Hashes = append(a.Hashes, VisitorHash(d.ordered[i]))
+	}
+	return a, nil
+}
+
+// Revoke bars a pass until its expiry, on every replica within a tick.
+func (e *Engine) Revoke(ctx context.Context, id, passID string, until time.Time) error {
+	ev, err := e.event(id)
+	if err != nil {
+		return err
+	}
+	if err := e.opts.Store.Revoke(ctx, id, passID, until); err != nil {
+		return fmt.Errorf("%w: %v", ErrStoreDown, err)
+	}
+	ev.tickMu.Lock()
+	defer ev.tickMu.Unlock()
+	rv := maps.Clone(*ev.revoked.Load())
+	rv[passID] = until
+	ev.revoked.Store(&rv)
+	return nil
+}
+
+// Revoked reports whether a pass is revoked.
+func (e *Engine) Revoked(id, passID string) bool {
+	ev := e.events[id]
+	if ev == nil {
+		return false
+	}
+	until, ok := (*ev.revoked.Load())[passID]
+	return ok && e.clock().Before(until)
+}
+
+// SetControl stores an operator's overrides; every replica follows within
+// a tick.
+func (e *Engine) SetControl(ctx context.Context, id string, c Control) error {
+	ev, err := e.event(id)
+	if err != nil {
+		return err
+	}
+	if err := e.opts.Store.SetControl(ctx, id, c); err != nil {
+		return fmt.Errorf("%w: %v", ErrStoreDown, err)
+	}
+	ev.control.Store(&c)
+	return nil
+}
+
+// UpdateControl changes an operator's overrides in one read-modify-write:
+// fn gets the current control and edits it; the result is stored as by
+// SetControl and returned. Concurrent updates of one event on this
+// replica are serialised, so "pause" and "set caps" do not undo each
+// other.
+func (e *Engine) UpdateControl(ctx context.Context, id string, fn func(c *Control)) (Control, error) {
+	ev, err := e.event(id)
+	if err != nil {
+		return Control{}, err
+	}
+	ev.controlMu.Lock()
+	defer ev.controlMu.Unlock()
+	c := *ev.control.Load()
+	if c.Caps != nil {
+		caps := *c.Caps
+		c.Caps = &caps
+	}
+	fn(&c)
+	if err := e.opts.Store.SetControl(ctx, id, c); err != nil {
+		return Control{}, fmt.Errorf("%w: %v", ErrStoreDown, err)
+	}
+	ev.control.Store(&c)
+	return c, nil
+}
+
+// Control returns an event's current operator overrides.
+func (e *Engine) Control(id string) (Control, error) {
+	ev, err := e.event(id)
+	if err != nil {
+		return Control{}, err
+	}
+	return *ev.control.Load(), nil
+}
+
+// Config returns an event's configuration, defaults filled in.
+func (e *Engine) Config(id string) (EventConfig, error) {
+	ev, err := e.event(id)
+	if err != nil {
+		return EventConfig{}, err
+	}
+	return ev.cfg, nil
+}
+
+// Lease returns how long an event's leadership lasts without renewal: a
+// leader that dies is replaced within it (0 for an unknown event).
+func (e *Engine) Lease(id string) time.Duration {
+	ev, err := e.event(id)
+	if err != nil {
+		return 0
+	}
+	return leaseTicks * ev.cfg.Controller.Tick
+}
+
+// Events lists the configured events' ids.
+func (e *Engine) Events() []string {
+	ids := make([]string, 0, len(e.events))
+	for id := range e.events {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}

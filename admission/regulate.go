@@ -1,0 +1,304 @@
+package admission
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sort"
+	"time"
+)
+
+// Figures are an event's live figures, for operators and the simulator.
+type Figures struct {
+	Event      string
+	State      State
+	Leader     bool
+	Limit      int
+	Admitted1m int
+	NoShowRate float64
+	Pending    int
+	Last       Measurements
+	Lanes      map[string]LaneFigures
+}
+
+// LaneFigures are one lane's live figures.
+type LaneFigures struct {
+	Serving uint64 // numbers admitted so far
+	Drawn   uint64 // numbers given out so far
+	Waiting uint64 // drawn numbers not yet reached
+	Undrawn int    // members of tranches not drawn yet
+	// Rates are the admission rate estimates (numbers per second).
+	RateLow, RateMid, RateHigh float64
+}
+
+// regulate runs the controller and raises the serving counters.
+func (ev *event) regulate(ctx context.Context, now time.Time) error {
+	s := ev.e.opts.Store
+	id := ev.cfg.ID
+	if !ev.restored {
+		if b, err := s.LoadController(ctx, id); err == nil && b != nil {
+			if err := ev.ctrl.RestoreState(b); err != nil {
+				ev.e.log.Warn("admission: discarding unreadable controller state", "event", id, "err", err)
+			}
+		}
+		ev.restored = true
+	}
+	st := ev.state(now)
+	if st != StateSelling {
+		return nil
+	}
+	var m Measurements
+	if ev.e.opts.Meter != nil {
+		m = ev.e.opts.Meter.Measure(id, now)
+	}
+	remaining, known := 0, false
+	if ev.e.opts.Inventory != nil && ev.cfg.InventoryEvent != "" {
+		remaining, known = ev.e.opts.Inventory.Remaining(ev.cfg.InventoryEvent)
+	}
+	pending, rate, err := ev.pendingAndNoShows(ctx, now)
+	if err != nil {
+		return err
+	}
+	cutoff := now.Add(-time.Minute)
+	ev.admits = slices.DeleteFunc(ev.admits, func(a admitted) bool { return !a.at.After(cutoff) })
+	last := 0
+	for _, a := range ev.admits {
+		last += a.n
+	}
+	out := ev.ctrl.Step(ControllerInput{Now: now, Measurements: m, Pending: pending, NoShowRate: rate,
+		Remaining: remaining, RemainingKnown: known, Caps: ev.caps(), AdmittedLastMinute: last})
+	f := *ev.figures.Load()
+	f.Limit, f.NoShowRate, f.Pending, f.Last, f.Admitted1m = out.Limit, rate, pending, m, last
+	ev.figures.Store(&f)
+	if out.SoldOut {
+		c := *ev.control.Load()
+		if !c.SoldOut {
+			c.SoldOut = true
+			if err := s.SetControl(ctx, id, c); err != nil {
+				return err
+			}
+			ev.control.Store(&c)
+		}
+		return nil
+	}
+	if out.Admit > 0 {
+		let := 0 // counted against MaxNewPerMinute: arrivals, not no-show inflation
+		for l, n := range ev.split(out.Admit) {
+			k, err := ev.advance(ctx, l, n, rate, now)
+			if err != nil {
+				return err
+			}
+			if k > 0 {
+				let += n
+			}
+		}
+		if let > 0 {
+			ev.admits = append(ev.admits, admitted{at: now, n: let})
+		}
+	}
+	return s.SaveController(ctx, id, ev.ctrl.MarshalState())
+}
+
+// split shares n admissions between the lanes that have visitors waiting:
+// priority lanes first, in order, then the rest by share.
+func (ev *event) split(n int) map[*lane]int {
+	out := map[*lane]int{}
+	var shared []*lane
+	total := 0.0
+	for _, l := range ev.lanes {
+		waiting := int(l.last.Load() - l.serving.Load())
+		if waiting <= 0 {
+			continue
+		}
+		if l.cfg.Priority {
+			k := min(n, waiting)
+			out[l] += k
+			n -= k
+			continue
+		}
+		shared = append(shared, l)
+		total += l.cfg.Share
+	}
+	// Largest remainder over the shares, then hand what a lane cannot use
+	// to the others.
+	for n > 0 && len(shared) > 0 {
+		given := 0
+		for _, l := range shared {
+			k := int(math.Round(float64(n) * l.cfg.Share / total))
+			k = min(k, int(l.last.Load()-l.serving.Load())-out[l])
+			if k > 0 {
+				out[l] += k
+				given += k
+			}
+		}
+		if given == 0 {
+			for _, l := range shared {
+				if int(l.last.Load()-l.serving.Load())-out[l] > 0 {
+					out[l]++
+					given++
+					break
+				}
+			}
+		}
+		if given == 0 {
+			break
+		}
+		n -= given
+		shared = slices.DeleteFunc(shared, func(l *lane) bool { return int(l.last.Load()-l.serving.Load())-out[l] <= 0 })
+		total = 0
+		for _, l := range shared {
+			total += l.cfg.Share
+		}
+	}
+	return out
+}
+
+// advance raises a lane's serving counter so that about n visitors who
+// are still around get their turn: numbers whose visitor polled before but
+// not within the grace are passed over (they count as no-shows at once),
+// and the rest is inflated by the measured no-show rate. It returns how
+// many numbers were offered.
+func (ev *event) advance(ctx context.Context, l *lane, n int, rate float64, now time.Time) (int, error) {
+	target := int(math.Ceil(float64(n) / (1 - min(rate, maxNoShowRate))))
+	from := l.serving.Load() + 1
+	last := l.last.Load()
+	limit := uint64(4*target + 100) // never run far ahead on stale liveness
+	gone := now.Add(-ev.cfg.NoShowGrace)
+	drawnAt := l.drawTimes(from)
+	k, offered, skipped := from, 0, 0
+	for offered < target && k <= last && k-from < limit {
+		// Gone: polled, but not within the grace; or never polled though
+		// drawn more than a grace ago (live visitors poll every ≤ 30 s).
+		// Shadow visitors take no admission either.
+		t, polled := l.live.lastPoll(k)
+		if (polled && t.Before(gone)) || (!polled && drawnAt(k).Before(gone)) || l.shadowAt(k) {
+			l.skipped.set(k)
+			skipped++
+		} else {
+			offered++
+		}
+		k++
+	}
+	to := k - 1
+	if to < from {
+		return 0, nil
+	}
+	v, err := ev.e.opts.Store.Advance(ctx, ev.cfg.ID, l.cfg.Name, to)
+	if err != nil {
+		return 0, err
+	}
+	l.offers = append(l.offers, offer{at: now, from: from, to: to, skipped: skipped})
+	l.bump(v, now) // the estimator sees it at the next follow
+	return offered, nil
+}
+
+// drawTimes returns a function giving the draw time of numbers ≥ from,
+// asked in increasing order.
+func (l *lane) drawTimes(from uint64) func(uint64) time.Time {
+	l.mu.RLock()
+	draws := l.drawList
+	l.mu.RUnlock()
+	i := sort.Search(len(draws), func(i int) bool { return draws[i].Next() > from })
+	return func(n uint64) time.Time {
+		for i < len(draws) && draws[i].Next() <= n {
+			i++
+		}
+		if i < len(draws) {
+			return draws[i].At
+		}
+		return time.Now().Add(time.Hour) // not drawn here: never "gone"
+	}
+}
+
+// pendingAndNoShows measures, from the offers of the last grace period
+// and the minute before it: how many offered visitors have not come yet
+// (pending), and what share of offers ended as no-shows.
+func (ev *event) pendingAndNoShows(ctx context.Context, now time.Time) (int, float64, error) {
+	grace := ev.cfg.NoShowGrace
+	oldest := now.Add(-grace - noShowWindow)
+	pending, offeredOld, claimedOld := 0, 0, 0
+	for _, l := range ev.lanes {
+		l.offers = slices.DeleteFunc(l.offers, func(o offer) bool { return o.at.Before(oldest) })
+		if len(l.offers) == 0 {
+			continue
+		}
+		from, to := l.offers[0].from, l.offers[len(l.offers)-1].to
+		claimed, err := ev.e.opts.Store.Claimed(ctx, ev.cfg.ID, l.cfg.Name, from, to)
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, o := range l.offers {
+			offered, came := 0, 0
+			for k := o.from; k <= o.to; k++ {
+				c := claimed[k-from]
+				if c {
+					l.claimed.set(k)
+				}
+				if l.skipped.has(k) {
+					continue
+				}
+				offered++
+				if c {
+					came++
+				}
+			}
+			if now.Sub(o.at) <= grace {
+				pending += offered - came
+			} else {
+				offeredOld += offered
+				claimedOld += came
+			}
+		}
+	}
+	rate := 0.0
+	if offeredOld >= 20 {
+		rate = float64(offeredOld-claimedOld) / float64(offeredOld)
+	}
+	return pending, rate, nil // the controller discounts pending by the rate
+}
+
+// releaseLate admits, at this tick, the visitors who came after their
+// grace since the last one.
+func (ev *event) releaseLate(now time.Time) {
+	for _, l := range ev.lanes {
+		l.lateMu.Lock()
+		for n := range l.late {
+			l.lateOK[n] = now
+		}
+		clear(l.late)
+		for n, at := range l.lateOK {
+			if now.Sub(at) > ev.cfg.NoShowGrace+ev.cfg.SessionDuration {
+				delete(l.lateOK, n)
+			}
+		}
+		l.lateMu.Unlock()
+	}
+}
+
+func (ev *event) publishFigures(now time.Time) {
+	f := *ev.figures.Load()
+	f.State, f.Leader = ev.state(now), ev.leader.Load()
+	f.Lanes = make(map[string]LaneFigures, len(ev.lanes))
+	for _, l := range ev.lanes {
+		r := l.rates.Load()
+		l.mu.RLock()
+		undrawn := 0
+		for _, n := range l.undrawn {
+			undrawn += n
+		}
+		l.mu.RUnlock()
+		serving, last := l.serving.Load(), l.last.Load()
+		f.Lanes[l.cfg.Name] = LaneFigures{Serving: serving, Drawn: last, Waiting: last - min(last, serving),
+			Undrawn: undrawn, RateLow: r[0], RateMid: r[1], RateHigh: r[2]}
+	}
+	ev.figures.Store(&f)
+}
+
+// Figures returns an event's live figures (as of its last tick).
+func (e *Engine) Figures(id string) Figures {
+	ev, err := e.event(id)
+	if err != nil {
+		return Figures{}
+	}
+	return *ev.figures.Load()
+}

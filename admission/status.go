@@ -1,0 +1,275 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Status is what a visitor's poll says.
+type Status struct {
+	Event string
+	Kind  StatusKind
+	Lane  string
+	// Position is how many are ahead (0 when admitted); -1 before the draw.
+	Position int64
+	ETA      ETA
+	// Refresh is when to poll next.
+	Refresh  time.Duration
+	OnSaleAt time.Time
+	// DrawAt is when the visitor's tranche is drawn (waiting_for_draw).
+	DrawAt time.Time
+	// Reason details a closed status ("closed", "session_ended").
+	Reason string
+}
+
+// StatusResult is a status and what the proxy must hand the visitor.
+type StatusResult struct {
+	Status Status
+	// Ticket is the visitor's ticket, with its number once drawn.
+	Ticket Ticket
+	// Renewed is true when Ticket differs from the one given: reissue it.
+	Renewed bool
+	// Pass is set when the visitor is admitted: sign it and set it.
+	Pass *Pass
+}
+
+// Status computes a visitor's status from their (verified) ticket. For a
+// drawn ticket it reads only in-memory counters and allocates nothing;
+// the first poll after the draw looks the visitor's number up once.
+func (e *Engine) Status(ctx context.Context, id string, t Ticket) (StatusResult, error) {
+	ev, err := e.event(id)
+	if err != nil {
+		return StatusResult{}, err
+	}
+	if t.Event != id {
+		return StatusResult{}, ErrWrongEvent
+	}
+	return e.status(ctx, ev, t, e.clock())
+}
+
+func (e *Engine) status(ctx context.Context, ev *event, t Ticket, now time.Time) (StatusResult, error) {
+	l := ev.byName[t.Lane]
+	if l == nil {
+		return StatusResult{}, fmt.Errorf("%w: %q", ErrUnknownLane, t.Lane)
+	}
+	res := StatusResult{Ticket: t, Status: Status{Event: ev.cfg.ID, Lane: t.Lane, Position: -1,
+		ETA: ETA{Seconds: -1, Low: -1, High: -1}, Refresh: DefaultRefresh, OnSaleAt: ev.cfg.OnSaleAt}}
+	st := ev.state(now)
+	switch st {
+	case StateScheduled:
+		res.Status.Kind = StatusScheduled
+		return res, nil
+	case StateClosed:
+		res.Status.Kind, res.Status.Reason = StatusClosed, "closed"
+		return res, nil
+	}
+	if b, ok := ev.known(t.Visitor); ok {
+		// Revoked, or done: no place, no pass, whatever the queue says.
+		res.Status.Kind, res.Status.Reason, res.Status.Refresh = StatusClosed, string(b.Reason), time.Minute
+		return res, nil
+	}
+	if t.Number == 0 {
+		n, renewed, err := ev.number(ctx, l, &res.Ticket, now)
+		if err != nil {
+			return res, err
+		}
+		res.Renewed = renewed
+		if n == 0 {
+			ev.undrawnStatus(l, &res, st, now)
+			return res, nil
+		}
+	}
+	n := res.Ticket.Number
+	l.live.mark(n, now)
+	serving := l.serving.Load()
+	if n > serving {
+		if st == StateSoldOut {
+			res.Status.Kind = StatusSoldOut
+			return res, nil
+		}
+		res.Status.Kind = StatusWaiting
+		if st == StatePaused {
+			res.Status.Kind = StatusPaused
+		}
+		res.Status.Position = int64(n - serving)
+		r := l.rates.Load()
+		res.Status.ETA = EstimateETA(float64(n-serving), 0, r[0], r[1], r[2])
+		res.Status.Refresh = refreshFor(res.Status.Position, r[1])
+		return res, nil
+	}
+	return ev.admit(ctx, l, res, now)
+}
+
+// refreshFor paces polls: often near the front, rarely far back.
+func refreshFor(ahead int64, rate float64) time.Duration {
+	switch {
+	case ahead <= 0:
+		return time.Second
+	case rate > 0 && float64(ahead)/rate < 60:
+		return 2 * time.Second
+	case rate > 0 && float64(ahead)/rate > 1800:
+		return 30 * time.Second
+	}
+	return DefaultRefresh
+}
+
+// number finds the visitor's number once their tranche is drawn. It
+// returns 0 while the tranche is not drawn (or not loaded) here yet.
+func (ev *event) number(ctx context.Context, l *lane, t *Ticket, now time.Time) (uint64, bool, error) {
+	l.mu.RLock()
+	d := l.draws[t.Tranche]
+	l.mu.RUnlock()
+	if d == nil {
+		// A later tranche drawn while this one has no record means the
+		// leader passed it by as empty: the visitor's join raced its
+		// close. The time limit is a backstop for a tranche nobody drew
+		// after (a big draw takes seconds, never minutes).
+		if l.drawnTo.Load() > int64(t.Tranche) || now.After(trancheCloses(&ev.cfg, t.Tranche).Add(rejoinAfter)) {
+			return ev.rejoin(ctx, l, t, now)
+		}
+		return 0, false, nil
+	}
+	if d.ordered == nil {
+		return 0, false, nil // being loaded
+	}
+	i := Find(d.draw.Seed, d.ordered, t.Visitor)
+	if i < 0 {
+		return ev.rejoin(ctx, l, t, now)
+	}
+	t.Number = d.draw.First + uint64(i)
+	return t.Number, true, nil
+}
+
+// rejoin puts a visitor whose join did not make it into its tranche's
+// draw (it raced the close) into the current tranche, same visitor id.
+func (ev *event) rejoin(ctx context.Context, l *lane, t *Ticket, now time.Time) (uint64, bool, error) {
+	ev.e.log.Warn("admission: visitor missing from a drawn tranche; placing them in the current one",
+		"event", ev.cfg.ID, "lane", l.cfg.Name, "tranche", t.Tranche)
+	nt, err := ev.place(ctx, l, t.Visitor, t.Binding, now)
+	if err != nil {
+		return 0, false, err
+	}
+	*t = nt
+	return 0, true, nil
+}
+
+// undrawnStatus answers a visitor whose tranche is not drawn yet.
+func (ev *event) undrawnStatus(l *lane, res *StatusResult, st State, now time.Time) {
+	drawAt := trancheCloses(&ev.cfg, res.Ticket.Tranche).Add(joinMargin)
+	res.Status.DrawAt = drawAt
+	res.Status.Kind = StatusWaitingForDraw
+	if st == StatePrequeue {
+		res.Status.Kind = StatusPrequeue
+	}
+	if st == StateSoldOut {
+		res.Status.Kind = StatusSoldOut
+		return
+	}
+	res.Status.Refresh = min(DefaultRefresh, max(time.Second, drawAt.Sub(now)))
+	r := l.rates.Load()
+	l.mu.RLock()
+	before, mine := 0, l.undrawn[res.Ticket.Tranche]
+	for tr, n := range l.undrawn {
+		if tr < res.Ticket.Tranche {
+			before += n
+		}
+	}
+	l.mu.RUnlock()
+	waiting := float64(l.last.Load() - l.serving.Load())
+	wait := max(0, drawAt.Sub(now))
+	lo := EstimateETA(waiting+float64(before), wait, r[0], r[1], r[2])
+	mid := EstimateETA(waiting+float64(before)+float64(mine)/2, wait, r[0], r[1], r[2])
+	hi := EstimateETA(waiting+float64(before+mine), wait, r[0], r[1], r[2])
+	res.Status.ETA = ETA{Seconds: mid.Seconds, Low: lo.Low, High: hi.High}
+}
+
+// admit answers a visitor whose number has been reached: a pass while
+// their turn lasts, after a tick's wait if they came after their grace.
+func (ev *event) admit(ctx context.Context, l *lane, res StatusResult, now time.Time) (StatusResult, error) {
+	n := res.Ticket.Number
+	res.Status.Position = 0
+	res.Status.ETA = ETA{}
+	res.Status.Refresh = time.Second
+	grace, session := ev.cfg.NoShowGrace, ev.cfg.SessionDuration
+	reachedAt := l.reachedAt(n)
+	anchor := reachedAt
+	if b, ok := ev.barred(res.Ticket.Visitor); ok {
+		// Done here since the last tick: no new pass.
+		res.Status.Kind, res.Status.Reason, res.Status.Refresh = StatusClosed, string(b.Reason), time.Minute
+		res.Status.Position, res.Status.ETA = -1, ETA{Seconds: -1, Low: -1, High: -1}
+		return res, nil
+	}
+	if ev.shadowed(&res.Ticket.Visitor) {
+		// Never admitted: told to wait, as a late visitor is for a tick,
+		// until their turn would have ended.
+		if !now.Before(reachedAt.Add(grace + session)) {
+			res.Status.Kind, res.Status.Reason = StatusClosed, "session_ended"
+			res.Status.Refresh = time.Minute
+			return res, nil
+		}
+		res.Status.Kind = StatusWaiting
+		return res, nil
+	}
+	switch {
+	case l.claimed.has(n):
+	case now.Sub(reachedAt) <= grace:
+	default:
+		// Came after their grace: were they here before (on another
+		// replica)? If not, they get in at the next tick.
+		l.lateMu.Lock()
+		okAt, ok := l.lateOK[n]
+		if !ok {
+			if _, waiting := l.late[n]; !waiting {
+				l.late[n] = now
+			}
+		}
+		l.lateMu.Unlock()
+		if ok {
+			anchor = okAt
+			break
+		}
+		claimed, err := ev.e.opts.Store.Claimed(ctx, ev.cfg.ID, l.cfg.Name, n, n)
+		if err == nil && len(claimed) == 1 && claimed[0] {
+			l.claimed.set(n)
+			break
+		}
+		res.Status.Kind = StatusWaiting
+		return res, nil
+	}
+	until := anchor.Add(grace + session)
+	if !now.Before(until) {
+		res.Status.Kind, res.Status.Reason = StatusClosed, "session_ended"
+		res.Status.Refresh = time.Minute
+		return res, nil
+	}
+
+	if l.claimed.set(n) {
+		if err := ev.e.opts.Store.Claim(ctx, ev.cfg.ID, l.cfg.Name, n); err != nil {
+			ev.e.log.Warn("admission: recording a claim failed", "event", ev.cfg.ID, "err", err)
+		}
+	}
+	res.Status.Kind = StatusAdmitted
+	res.Pass = &Pass{ID: NewPassIDFor(res.Ticket.Visitor), Event: ev.cfg.ID, Visitor: res.Ticket.Visitor, Lane: l.cfg.Name, Number: n,
+		Binding: res.Ticket.Binding, IssuedAt: now, ExpiresAt: minTime(now.Add(session), until)}
+	return res, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// reachedAt is when this replica saw the serving counter pass n.
+func (l *lane) reachedAt(n uint64) time.Time {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	i := sort.Search(len(l.reach), func(i int) bool { return l.reach[i].serving >= n })
+	if i == len(l.reach) {
+		return l.event.e.clock()
+	}
+	return l.reach[i].at
+}

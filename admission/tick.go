@@ -1,0 +1,236 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Tick runs one tick of every event: the lease, and for the leader the
+// draws and the controller; every replica follows the store.
+func (e *Engine) Tick(ctx context.Context) error {
+	var errs []error
+	for _, ev := range e.events {
+		if err := ev.tick(ctx, e.clock()); err != nil {
+			errs = append(errs, fmt.Errorf("event %s: %w", ev.cfg.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Run ticks every event at its tick interval until ctx ends.
+func (e *Engine) Run(ctx context.Context) {
+	tick := time.Hour
+	for _, ev := range e.events {
+		tick = min(tick, ev.cfg.Controller.Tick)
+	}
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		if err := e.Tick(ctx); err != nil && ctx.Err() == nil {
+			e.log.Warn("admission: tick failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (ev *event) tick(ctx context.Context, now time.Time) error {
+	ev.tickMu.Lock()
+	defer ev.tickMu.Unlock()
+	s := ev.e.opts.Store
+	id := ev.cfg.ID
+	if c, err := s.Control(ctx, id); err == nil {
+		ev.control.Store(&c)
+	}
+	if rv, err := s.Revocations(ctx, id); err == nil {
+		ev.revoked.Store(&rv)
+	}
+	ev.refreshBars(ctx, now)
+	lead, err := s.Lease(ctx, id, ev.e.opts.Replica, leaseTicks*ev.cfg.Controller.Tick)
+	if err != nil {
+		return err
+	}
+	if lead && !ev.leader.Load() {
+		ev.restored = false // a new leader rescans and restores its controller
+		for _, l := range ev.lanes {
+			l.scanned = -1
+		}
+	}
+	ev.leader.Store(lead)
+	// Follow first: a replica that has just become leader (or restarted)
+	// learns the draws and counters already stored before it adds any.
+	errs := []error{ev.follow(ctx, now)}
+	if lead {
+		errs = append(errs, ev.seedAndDraw(ctx, now), ev.regulate(ctx, now))
+	}
+	ev.releaseLate(now)
+	ev.publishFigures(now)
+	return errors.Join(errs...)
+}
+
+// seedAndDraw gives open tranches their seeds and draws the closed ones.
+func (ev *event) seedAndDraw(ctx context.Context, now time.Time) error {
+	if now.Before(ev.cfg.QueueOpensAt) {
+		return nil
+	}
+	s := ev.e.opts.Store
+	cur := trancheAt(&ev.cfg, now)
+	var errs []error
+	for _, l := range ev.lanes {
+		// Seeds exist from the moment a tranche (and the next one) opens,
+		// so that their commitments are published before they close.
+		for _, tr := range []int{cur, cur + 1} {
+			if _, err := ev.seed(ctx, l, tr); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		// Draw every closed tranche after the last drawn or empty one.
+		for tr := max(l.scanned, int(l.drawnTo.Load())) + 1; tr < cur; tr++ {
+			if now.Before(trancheCloses(&ev.cfg, tr).Add(joinMargin)) {
+				break
+			}
+			members, err := s.Members(ctx, ev.cfg.ID, l.cfg.Name, tr)
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+			if len(members) == 0 {
+				l.scanned = tr
+				continue
+			}
+			seed, err := ev.seed(ctx, l, tr)
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+			ordered := Order(seed, members)
+			d := Draw{Tranche: tr, Seed: seed, First: l.last.Load() + 1, Count: uint64(len(ordered)), At: now}
+			if err := s.RecordDraw(ctx, ev.cfg.ID, l.cfg.Name, d); err != nil {
+				errs = append(errs, err) // another leader raced us: follow() loads its draw
+				break
+			}
+			l.install(d, ordered)
+			l.scanned = tr
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// seed returns the tranche's seed, proposing a fresh one.
+func (ev *event) seed(ctx context.Context, l *lane, tr int) ([]byte, error) {
+	proposal := make([]byte, SeedSize)
+	if _, err := io.ReadFull(ev.e.opts.Rand, proposal); err != nil {
+		return nil, err
+	}
+	return ev.e.opts.Store.Seed(ctx, ev.cfg.ID, l.cfg.Name, tr, proposal)
+}
+
+// install records a draw and its order in memory.
+func (l *lane) install(d Draw, ordered []VisitorID) {
+	l.live.grow(d.Next())
+	l.claimed.grow(d.Next())
+	l.skipped.grow(d.Next())
+	l.mu.Lock()
+	l.draws[d.Tranche] = &drawnTranche{draw: d, ordered: ordered}
+	l.drawList = append(l.drawList, d)
+	delete(l.undrawn, d.Tranche)
+	l.mu.Unlock()
+	if d.Next()-1 > l.last.Load() {
+		l.last.Store(d.Next() - 1)
+	}
+	if int64(d.Tranche) > l.drawnTo.Load() {
+		l.drawnTo.Store(int64(d.Tranche))
+	}
+}
+
+// follow brings this replica up to date with the store: draws (with their
+// orders), serving counters, member counts of undrawn tranches.
+func (ev *event) follow(ctx context.Context, now time.Time) error {
+	s := ev.e.opts.Store
+	id := ev.cfg.ID
+	var errs []error
+	for _, l := range ev.lanes {
+		draws, err := s.Draws(ctx, id, l.cfg.Name, int(l.drawnTo.Load()))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, d := range draws {
+			members, err := s.Members(ctx, id, l.cfg.Name, d.Tranche)
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+			ordered := Order(d.Seed, members)
+			if uint64(len(ordered)) != d.Count {
+				ev.e.log.Error("admission: a tranche's members do not match its draw record",
+					"event", id, "lane", l.cfg.Name, "tranche", d.Tranche, "members", len(ordered), "count", d.Count)
+			}
+			l.install(d, ordered)
+		}
+		// Member counts of the tranches waiting for their draw (for ETAs).
+		cur := trancheAt(&ev.cfg, now)
+		counts := map[int]int{}
+		for tr := int(l.drawnTo.Load()) + 1; tr <= cur && !now.Before(ev.cfg.QueueOpensAt); tr++ {
+			n, err := s.MemberCount(ctx, id, l.cfg.Name, tr)
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+			if n > 0 {
+				counts[tr] = n
+			}
+		}
+		l.mu.Lock()
+		l.undrawn = counts
+		l.mu.Unlock()
+	}
+	serving, err := s.Serving(ctx, id)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	// The estimator only sees selling time: a pause would drag the rate
+	// (and so every ETA) down with zeros that say nothing about the pace
+	// after it.
+	selling := ev.state(now) == StateSelling
+	for _, l := range ev.lanes {
+		l.observe(serving[l.cfg.Name], now, selling)
+	}
+	return errors.Join(errs...)
+}
+
+// observe notes the lane's serving counter as read now and feeds the rate
+// estimator while the event is selling.
+func (l *lane) observe(v uint64, now time.Time, selling bool) {
+	l.bump(v, now)
+	if !selling {
+		return
+	}
+	if !l.estReady {
+		l.estSeen, l.estReady = v, true // what came before is history
+	}
+	advanced := uint64(0)
+	if v > l.estSeen {
+		advanced = v - l.estSeen
+		l.estSeen = v
+	}
+	l.est.Observe(now, advanced)
+	lo, mid, hi := l.est.Rates()
+	l.rates.Store(&[3]float64{lo, mid, hi})
+}
+
+// bump raises the in-memory serving counter and notes when.
+func (l *lane) bump(v uint64, now time.Time) {
+	if v > l.serving.Load() {
+		l.serving.Store(v)
+		l.mu.Lock()
+		l.reach = append(l.reach, reached{at: now, serving: v})
+		l.mu.Unlock()
+	}
+}
