@@ -13,8 +13,8 @@ require (
 	github.com/prometheus/common v0.72.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/valyala/fasthttp v1.74.0
+	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.48.0
-	gopkg.in/yaml.v3 v3.0.1
 	rsc.io/qr v0.2.0
 )
 

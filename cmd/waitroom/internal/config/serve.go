@@ -3,7 +3,7 @@ package config
 import (
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Serve configures the waiting-room reverse proxy (waitroom serve).
