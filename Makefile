@@ -17,11 +17,21 @@ build: ## build the static binary bin/waitroom
 	scripts/build bin/waitroom
 
 .PHONY: test
-test: deps ## everything CI checks: gofmt, go vet, config-doc drift, go test -race -shuffle=on ./..., then the Allocs tests without -race
-	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet ./...
+test: deps lint ## everything CI checks: the lint target, config-doc drift, go test -race -shuffle=on ./..., then the Allocs tests without -race
 	$(GO) test -race -shuffle=on -timeout 20m ./...
 	$(GO) test -count=1 -run 'Allocs' ./proxy/... ./static/... ./admission/... ./inventory/... ./challenge/...
+
+.PHONY: lint
+# staticcheck's version is pinned by the tool directive in go.mod; after
+# `go mod download` it runs offline.
+lint: ## gofmt, go vet and staticcheck on the whole module
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+
+.PHONY: vulncheck
+vulncheck: ## govulncheck against the Go vulnerability database fetched as the Go module golang.org/x/vulndb (VULNDB=file:///path for another copy)
+	scripts/vulncheck
 
 .PHONY: fuzz
 # FUZZTIME is an execution count by default: with a duration, Go 1.26's fuzz

@@ -29,12 +29,6 @@ func (m *meter) Measure(string, time.Time) admission.Measurements {
 	return m.m
 }
 
-func (m *meter) set(f func(*admission.Measurements)) {
-	m.mu.Lock()
-	f(&m.m)
-	m.mu.Unlock()
-}
-
 type inventory struct {
 	mu   sync.Mutex
 	left int

@@ -4,7 +4,7 @@ import (
 	"context"
 	"log/slog"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Configured is the Factory of a plugin whose section decodes strictly

@@ -104,8 +104,8 @@ func TestAdminAPI(t *testing.T) {
 		}
 	}
 	r.tick(t, 30*time.Second)
-	if code, ev = adminDo(t, "GET", base+"/admin/v1/events/show", adminToken, ""); ev["state"] != "paused" {
-		t.Fatalf("state after pause: %v", ev["state"])
+	if code, ev = adminDo(t, "GET", base+"/admin/v1/events/show", adminToken, ""); code != 200 || ev["state"] != "paused" {
+		t.Fatalf("state after pause: %d %v", code, ev["state"])
 	}
 	if code, ev = adminDo(t, "POST", base+"/admin/v1/events/show/resume", adminToken, ""); code != 200 || ev["control"].(map[string]any)["paused"] != nil {
 		t.Fatalf("resume: %d %v", code, ev)

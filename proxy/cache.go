@@ -56,19 +56,3 @@ func (c *tokenCache[V]) add(token string, set func(v *V)) *cached[V] {
 	c.shards[h%cacheShards].Add(h, e)
 	return e
 }
-
-func (c *tokenCache[V]) remove(token string) {
-	h := maphash.String(c.seed, token)
-	s := c.shards[h%cacheShards]
-	if e, ok := s.Peek(h); ok && e.token == token {
-		s.Remove(h)
-	}
-}
-
-func (c *tokenCache[V]) len() int {
-	n := 0
-	for _, s := range c.shards {
-		n += s.Len()
-	}
-	return n
-}

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"log/slog"
@@ -267,26 +266,6 @@ func (v *visitor) cookie(u, name string) string {
 		}
 	}
 	return ""
-}
-
-// rawRequest sends bytes over a fresh connection and returns the first
-// response's status line.
-func rawRequest(t testing.TB, addr, raw string) string {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := io.WriteString(c, raw); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading the response: %v", err)
-	}
-	return strings.TrimSpace(line)
 }
 
 func secs(n int) time.Duration { return time.Duration(n) * time.Second }

@@ -11,7 +11,6 @@ import (
 // are resolved once, so counting allocates nothing.
 type metrics struct {
 	requests     *prometheus.CounterVec
-	gate         *prometheus.CounterVec
 	joinsVec     *prometheus.CounterVec
 	passesIssued *prometheus.CounterVec
 	badPasses    *prometheus.CounterVec

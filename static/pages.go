@@ -262,7 +262,7 @@ func New(cfgs []PageConfig) (*Pages, error) {
 	}
 	// The site pages: the first event's branding without its name, or the
 	// defaults.
-	site := resolved{PageConfig: PageConfig{}}
+	var site resolved
 	if len(rs) > 0 {
 		site = rs[0]
 	} else {

@@ -287,8 +287,7 @@ func TestPowInChromium(t *testing.T) {
 		// a carry into the high half, and near 2^53, where it must stop.
 		ctx := open(t, "/pow")
 		browsertest.Eval[bool](t, ctx, `window.Worker = undefined, true`)
-		var load powResult
-		load = solveIn(t, ctx, newChallenge(t, 0, 1, time.Minute), workerURL, "")
+		load := solveIn(t, ctx, newChallenge(t, 0, 1, time.Minute), workerURL, "")
 		if !load.MainThread {
 			t.Fatal("pow-worker.js not loaded as a script")
 		}

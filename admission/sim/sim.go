@@ -121,7 +121,6 @@ type visitor struct {
 	reached   time.Time // when the counter reached their number
 	admitted  time.Time // when they saw "admitted"
 	completed time.Time
-	shopping  bool
 }
 
 // Result is what a run measured.

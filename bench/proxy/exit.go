@@ -34,7 +34,7 @@ func atExit(f func()) {
 // and the others wait for it to exit, quietly.
 func fatalf(format string, args ...any) {
 	if !stopping.Swap(true) {
-		log.Print(fmt.Sprintf(format, args...))
+		log.Printf(format, args...)
 	}
 	exiting.Do(func() {
 		exits.Lock()

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -138,6 +137,3 @@ func command(cpu int, name string, args ...string) *exec.Cmd {
 	}
 	return exec.Command(name, args...)
 }
-
-// oneLine shortens wrk output for an error message.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

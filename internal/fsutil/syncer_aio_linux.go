@@ -14,19 +14,21 @@ import (
 
 // iocb is the kernel's struct iocb (include/uapi/linux/aio_abi.h) on a
 // little-endian 64-bit machine, where aio_key comes before aio_rw_flags.
+// An fdsync request sets only the named fields; the blank ones keep the
+// layout, and since Go cannot write a blank field they stay zero.
 type iocb struct {
-	data      uint64
-	key       uint32
-	rwFlags   int32
-	opcode    uint16
-	reqprio   int16
-	fildes    uint32
-	buf       uint64
-	nbytes    uint64
-	offset    int64
-	reserved2 uint64
-	flags     uint32
-	resfd     uint32
+	_      uint64 // aio_data
+	_      uint32 // aio_key
+	_      int32  // aio_rw_flags
+	opcode uint16 // aio_lio_opcode
+	_      int16  // aio_reqprio
+	fildes uint32 // aio_fildes
+	_      uint64 // aio_buf
+	_      uint64 // aio_nbytes
+	_      int64  // aio_offset
+	_      uint64 // aio_reserved2
+	flags  uint32 // aio_flags
+	resfd  uint32 // aio_resfd
 }
 
 // ioEvent is the kernel's struct io_event.

@@ -128,6 +128,10 @@ func Enforce(ctx context.Context, c redis.UniversalClient, log *slog.Logger, s S
 		case n.Err != nil:
 			log.Warn("cannot read the Redis persistence settings (CONFIG GET refused); "+want, "addr", n.Addr, "err", n.Err)
 		case !n.AOF() && require:
+			// "Redis" is a proper noun, which Go's error-string
+			// convention exempts; callers prefix the package
+			// ("redisstore: Redis at … has appendonly off").
+			//lint:ignore ST1005 the error starts with the proper noun Redis
 			errs = append(errs, fmt.Errorf("Redis at %s has appendonly off: %s would be lost on a restart (set appendonly yes, appendfsync always)", n.Addr, s.Lost))
 		case !n.AOF():
 			log.Error("*** THE "+role+" REDIS HAS NO PERSISTENCE *** (appendonly no): a Redis restart loses "+s.Lost+"; run it with appendonly yes and appendfsync always", "addr", n.Addr)

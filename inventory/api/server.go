@@ -293,12 +293,7 @@ func checkQuery(ctx *fasthttp.RequestCtx, allowed []string) (apiError, bool) {
 	if args.Len() == 0 {
 		return apiError{}, true
 	}
-	var bad apiError
-	ok := true
-	args.VisitAll(func(key, _ []byte) {
-		if !ok {
-			return
-		}
+	for key := range args.All() {
 		known := false
 		for _, a := range allowed {
 			if string(key) == a {
@@ -308,12 +303,12 @@ func checkQuery(ctx *fasthttp.RequestCtx, allowed []string) (apiError, bool) {
 		}
 		switch {
 		case !known:
-			bad, ok = invalid("query: unknown parameter "+quoteInput(string(key))), false
+			return invalid("query: unknown parameter " + quoteInput(string(key))), false
 		case len(args.PeekMulti(string(key))) > 1:
-			bad, ok = invalid("query: "+string(key)+" given more than once"), false
+			return invalid("query: " + string(key) + " given more than once"), false
 		}
-	})
-	return bad, ok
+	}
+	return apiError{}, true
 }
 
 // checkBody enforces the body's size, content type and encoding.

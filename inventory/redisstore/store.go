@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -98,8 +97,6 @@ type Store struct {
 	ret    int64 // hold retention, ms
 	idem   int64 // idempotency TTL, ms
 	log    *slog.Logger
-
-	warnOnce sync.Once
 }
 
 // New checks the connection and the server's persistence settings and

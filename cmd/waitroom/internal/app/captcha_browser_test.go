@@ -17,7 +17,7 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/waitroom/waitroom/cmd/waitroom/internal/config"
 	"github.com/waitroom/waitroom/internal/testkit/browsertest"

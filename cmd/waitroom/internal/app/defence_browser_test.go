@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/waitroom/waitroom/cmd/waitroom/internal/config"
 	"github.com/waitroom/waitroom/internal/testkit/browsertest"

@@ -5,7 +5,7 @@ import (
 
 	"github.com/waitroom/waitroom/challenge"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // BotDefence configures what every event with a challenge shares: the

@@ -3,7 +3,7 @@ package config
 import (
 	"fmt"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/waitroom/waitroom/plugins"
 	// The built-in plugins validate their own sections.

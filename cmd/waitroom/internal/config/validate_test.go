@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/waitroom/waitroom/inventory"
 	"github.com/waitroom/waitroom/inventory/memstore"

@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/waitroom/waitroom/cmd/waitroom/internal/config"
 )
