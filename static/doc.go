@@ -40,6 +40,13 @@
 // sources its provider documents for the widget (PageConfig.WidgetCSP),
 // and only for that event.
 //
+// The script names no CAPTCHA provider: how it drives a widget (the global
+// object the provider's script defines, whether to wait for its ready(),
+// whether to execute it for an action instead of rendering it) is the
+// provider's own description, PageConfig.Widget (a WidgetScript, which
+// the wiring copies from challenge.WidgetScript), written into the room
+// page's ScriptConfig.
+//
 // # The page script
 //
 // web/room.js (vanilla JavaScript, no dependencies, no external requests

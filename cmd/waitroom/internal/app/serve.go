@@ -24,6 +24,7 @@ import (
 	"github.com/waitroom/waitroom/admission"
 	admmem "github.com/waitroom/waitroom/admission/memstore"
 	admredis "github.com/waitroom/waitroom/admission/redisstore"
+	"github.com/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/cmd/waitroom/internal/config"
 	"github.com/waitroom/waitroom/inventory/client"
 	"github.com/waitroom/waitroom/plugins"
@@ -490,6 +491,8 @@ func pageConfigs(cfg *config.Config, def *defence) []static.PageConfig {
 		if p := def.eventCaptcha(e); p != nil {
 			c := p.Widget().CSP
 			pc.WidgetCSP = static.CSPSources{Script: c.Script, Frame: c.Frame, Style: c.Style, Connect: c.Connect}
+			ws := challenge.WidgetScriptOf(p)
+			pc.Widget = static.WidgetScript{API: ws.API, WaitReady: ws.WaitReady, Execute: ws.Execute}
 		}
 		if pc.Name == "" {
 			pc.Name = e.ID
