@@ -20,6 +20,8 @@
 // The Engine runs the queues over a Store: memstore (embedded, one
 // process) or redisstore (several replicas; one leader per event, elected
 // with a lease, runs the draws and the controller, the others follow).
+// Backends register by name in Stores (each backend's register.go), and
+// the binary builds the one admission.store names from there.
 // Tokens and invite codes are in tokens.go and invite.go, the presale
 // allowlist in allowlist.go. The design and its contracts are in
 // docs/admission.md.
