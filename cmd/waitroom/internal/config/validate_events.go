@@ -219,5 +219,5 @@ func languageList() string {
 	for i, l := range langs {
 		parts[i] = string(l)
 	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+	return orList(parts)
 }
