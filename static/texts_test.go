@@ -28,26 +28,27 @@ func TestLanguageFilesMatchEnglish(t *testing.T) {
 		return m
 	}
 	en := read("lang/en.json")
+	placeholders := func(s string) string {
+		ph := placeholderRe.FindAllString(s, -1)
+		slices.Sort(ph)
+		return strings.Join(ph, " ")
+	}
 	for _, f := range files {
 		t.Run(f, func(t *testing.T) {
 			texts := read(f)
-			for key, s := range en {
-				tr, ok := texts[key]
-				if !ok || strings.TrimSpace(tr) == "" {
-					t.Errorf("%s is missing", key)
-					continue
-				}
-				want := placeholderRe.FindAllString(s, -1)
-				got := placeholderRe.FindAllString(tr, -1)
-				slices.Sort(want)
-				slices.Sort(got)
-				if !slices.Equal(want, got) {
-					t.Errorf("%s: placeholders %v, English has %v", key, got, want)
-				}
-			}
 			for key := range texts {
 				if _, ok := en[key]; !ok {
 					t.Errorf("%s is not a key of en.json", key)
+				}
+			}
+			for key, english := range en {
+				switch tr, ok := texts[key]; {
+				case !ok:
+					t.Errorf("%s is missing", key)
+				case strings.TrimSpace(tr) == "":
+					t.Errorf("%s is empty", key)
+				case placeholders(tr) != placeholders(english):
+					t.Errorf("%s: placeholders [%s], en.json has [%s]", key, placeholders(tr), placeholders(english))
 				}
 			}
 		})
