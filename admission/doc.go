@@ -26,6 +26,9 @@
 // The Engine runs the queues over a Store: memstore (embedded, one
 // process) or redisstore (several replicas; one leader per event, elected
 // with a lease, runs the draws and the controller, the others follow).
+// Backends register by name in Stores (each backend's register.go), and
+// the binary builds the one admission.store names from there.
+//
 // By concept: the engine and its events in engine.go, joins in arrive.go,
 // polls in status.go, the tick (lease, draws, following the store) in
 // tick.go, the controller's advance in regulate.go, operator calls in

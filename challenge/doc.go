@@ -12,9 +12,12 @@
 //     sub-puzzles, signed with HMAC over an unambiguous encoding and bound
 //     to the device, and verifies solutions for a few hashes and one HMAC.
 //   - Replay: a ReplayGuard (memstore in one process, redisstore shared by
-//     replicas) lets each challenge be redeemed exactly once, by an atomic
-//     check-and-set.
-//   - CAPTCHA: the Provider interface the plugins implement.
+//     replicas, each registered in ReplayStores under its admission
+//     store's name) lets each challenge be redeemed exactly once, by an
+//     atomic check-and-set.
+//   - CAPTCHA: the Provider interface the plugins implement, with the
+//     Widget the page shows and the WidgetScript (a ScriptedProvider's)
+//     that says how the page drives it.
 //
 // It is not the HTTP layer (package proxy asks it and answers visitors),
 // nor where plugins are configured (package plugins builds them).

@@ -11,7 +11,8 @@
 //
 // The package holds the types, the Store interface, validation, the
 // best-available rules and the Reaper. Implementations live in memstore
-// (embedded, journaled) and redisstore (Redis, Lua); the HTTP API is in
+// (embedded, journaled) and redisstore (Redis, Lua), each registered by
+// name in Stores for inventory.store to name; the HTTP API is in
 // inventory/api and a Go client for origins in inventory/client. One
 // conformance suite (inventorytest) holds every Store to the same
 // behaviour.

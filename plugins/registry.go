@@ -3,16 +3,14 @@ package plugins
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"strings"
-	"sync"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/waitroom/waitroom/challenge"
+	"github.com/waitroom/waitroom/internal/registry"
 )
 
 // Factory makes instances of one plugin from its config section.
@@ -39,47 +37,25 @@ type Env struct {
 // for concurrent use.
 type Registry[T any] struct {
 	point  string
-	mu     sync.RWMutex
-	byName map[string]Factory[T]
+	byName *registry.Registry[Factory[T]]
 }
 
 // NewRegistry returns an empty registry for the extension point named
 // point (used in messages).
 func NewRegistry[T any](point string) *Registry[T] {
-	return &Registry[T]{point: point, byName: map[string]Factory[T]{}}
+	return &Registry[T]{point: point, byName: registry.New[Factory[T]]("plugins: " + point + " plugin")}
 }
 
 // Register adds a plugin. It panics when name is empty or already taken:
 // two plugins claiming one name is a programming error.
-func (r *Registry[T]) Register(name string, f Factory[T]) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if name == "" || f == nil {
-		panic(fmt.Sprintf("plugins: %s plugin registered without a name or factory", r.point))
-	}
-	if _, dup := r.byName[name]; dup {
-		panic(fmt.Sprintf("plugins: %s plugin %q registered twice", r.point, name))
-	}
-	r.byName[name] = f
-}
+func (r *Registry[T]) Register(name string, f Factory[T]) { r.byName.Register(name, f) }
 
 // Names lists the registered plugins, sorted.
-func (r *Registry[T]) Names() []string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	names := make([]string, 0, len(r.byName))
-	for n := range r.byName {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func (r *Registry[T]) Names() []string { return r.byName.Names() }
 
 func (r *Registry[T]) lookup(name string) (Factory[T], error) {
-	r.mu.RLock()
-	f := r.byName[name]
-	r.mu.RUnlock()
-	if f == nil {
+	f, ok := r.byName.Lookup(name)
+	if !ok {
 		return nil, &FieldError{Path: "type", Msg: fmt.Sprintf("unknown %s plugin %q (known: %s)", r.point, name, strings.Join(r.Names(), ", "))}
 	}
 	return f, nil
@@ -120,47 +96,21 @@ func orEmpty(raw *yaml.Node) *yaml.Node {
 	return raw
 }
 
-// FieldError is one problem in a plugin's config section.
-type FieldError struct {
-	// Path of the field within the section, such as "hostnames[1]"; ""
-	// for the section itself.
-	Path string
-	// What is wrong.
-	Msg string
-}
-
-func (e *FieldError) Error() string {
-	if e.Path == "" {
-		return e.Msg
-	}
-	return e.Path + ": " + e.Msg
-}
+// FieldError is one problem in a plugin's config section: Path is the
+// field within the section, such as "hostnames[1]" ("" for the section
+// itself), Msg what is wrong. It is the registry's, shared with the store
+// backends.
+type FieldError = registry.FieldError
 
 // Fail returns a *FieldError for path.
 func Fail(path, format string, args ...any) *FieldError {
-	return &FieldError{Path: path, Msg: fmt.Sprintf(format, args...)}
+	return registry.Fail(path, format, args...)
 }
 
 // FieldErrors flattens err (a *FieldError or an errors.Join of them, as
 // Validate returns) into its field errors; any other error becomes one
 // with an empty path.
-func FieldErrors(err error) []*FieldError {
-	if err == nil {
-		return nil
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []*FieldError
-		for _, e := range j.Unwrap() {
-			out = append(out, FieldErrors(e)...)
-		}
-		return out
-	}
-	var fe *FieldError
-	if errors.As(err, &fe) {
-		return []*FieldError{fe}
-	}
-	return []*FieldError{{Msg: err.Error()}}
-}
+func FieldErrors(err error) []*FieldError { return registry.FieldErrors(err) }
 
 // Decode decodes a config section into v, strictly: a key v has no field
 // for is an error (a typo must not silently fall back to a default).

@@ -102,6 +102,27 @@ type PageConfig struct {
 	// is CSP with them added. Empty (no CAPTCHA): the room page has the
 	// strict policy of CSP.
 	WidgetCSP CSPSources
+	// Widget says how the room script drives the event's CAPTCHA widget
+	// (challenge.WidgetScript, filled in by the provider); the zero value
+	// for an event without one.
+	Widget WidgetScript
+}
+
+// WidgetScript is how the room script drives a CAPTCHA widget, as its
+// provider describes it (see challenge.WidgetScript): the script names no
+// provider. The provider's script (its URL comes with the challenge)
+// defines the global object API with render(element, {sitekey, callback,
+// action}) and reset(id), and execute(sitekey, {action}) for invisible
+// score widgets. Plain data; the JSON names are what the script reads.
+type WidgetScript struct {
+	// API is the global object the provider's script defines
+	// ("turnstile"): a JavaScript identifier.
+	API string `json:"api"`
+	// WaitReady: call API.ready(fn) before rendering.
+	WaitReady bool `json:"wait_ready,omitempty"`
+	// Execute: call API.execute(sitekey, {action}) for a token instead
+	// of rendering a widget.
+	Execute bool `json:"execute,omitempty"`
 }
 
 // CSPSources are Content-Security-Policy sources by directive, for a
@@ -275,6 +296,9 @@ func resolve(index int, c PageConfig) (resolved, []error) {
 			}
 		}
 	}
+	if w := c.Widget; w != (WidgetScript{}) && !validJSIdent(w.API) {
+		p.add("widget.api", "must be the name of the widget script's global object, a JavaScript identifier such as turnstile (got %q)", w.API)
+	}
 	if c.TemplateDir != "" {
 		st, err := os.Stat(c.TemplateDir)
 		switch {
@@ -321,6 +345,20 @@ func checkText(s string, max int) string {
 
 // validEventID mirrors the event ids of the engine and the sidecar: 1-64
 // characters from [A-Za-z0-9_.-], the first a letter or digit.
+// validJSIdent reports whether s is an ASCII JavaScript identifier of at
+// most 64 characters.
+func validJSIdent(s string) bool {
+	if len(s) == 0 || len(s) > 64 || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && c != '_' && c != '$' {
+			return false
+		}
+	}
+	return true
+}
+
 func validEventID(id string) bool {
 	if len(id) == 0 || len(id) > 64 || !isAlnum(id[0]) {
 		return false

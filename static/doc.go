@@ -4,8 +4,10 @@
 // (go:embed) with an override directory for custom templates.
 //
 // New validates one PageConfig per event and renders every page of every
-// event in every language (Languages: English, German, Spanish) once.
-// Serving is then a map lookup and an Accept-Language negotiation
+// event in every language once. The languages (Languages) are the text
+// files under lang/, one JSON object of text key to text per language
+// (en.json, de.json, es.json): adding a language is adding a file with
+// every key of en.json. Serving is then a map lookup and an Accept-Language negotiation
 // (Negotiate) that returns shared bytes without allocating: the page is
 // the same for every visitor of an event and language, and everything per
 // visitor (position, ETA, state, the redirect) comes from the waiting-room
@@ -37,6 +39,13 @@
 // exception is the room page of an event with a CAPTCHA: RoomCSP adds the
 // sources its provider documents for the widget (PageConfig.WidgetCSP),
 // and only for that event.
+//
+// The script names no CAPTCHA provider: how it drives a widget (the global
+// object the provider's script defines, whether to wait for its ready(),
+// whether to execute it for an action instead of rendering it) is the
+// provider's own description, PageConfig.Widget (a WidgetScript, which
+// the wiring copies from challenge.WidgetScript), written into the room
+// page's ScriptConfig.
 //
 // # The page script
 //

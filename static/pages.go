@@ -112,6 +112,9 @@ type ScriptConfig struct {
 	// PowWorker is the URL of its Web Worker (pow-worker.js), waitroomSolve's
 	// worker option.
 	PowWorker string `json:"pow_worker"`
+	// Captcha says how to drive the event's CAPTCHA widget, whose site
+	// key and script URL come with a challenge; absent without one.
+	Captcha *WidgetScript `json:"captcha,omitempty"`
 }
 
 // Pages are every event's pre-rendered waiting-room pages and the static
@@ -392,6 +395,10 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 		if !site {
 			d.Config = scriptConfig(r, lang, texts)
 			d.Config.PowJS, d.Config.PowWorker = d.PowJSURL, d.PowWorkerURL
+			if r.Widget != (WidgetScript{}) {
+				w := r.Widget
+				d.Config.Captcha = &w
+			}
 			if ev.room[li], err = exec(t.room, b.roomJS); err != nil {
 				return nil, err
 			}

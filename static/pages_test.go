@@ -297,6 +297,9 @@ func TestInvalidConfigs(t *testing.T) {
 		{"widget source wildcard path", []PageConfig{{Event: "e", WidgetCSP: CSPSources{Script: []string{"https://a.example/*"}}}}, "widget_csp.script[0]", "wildcard"},
 		{"widget source bad port", []PageConfig{{Event: "e", WidgetCSP: CSPSources{Script: []string{"http://127.0.0.1:70000"}}}}, "widget_csp.script[0]", "port"},
 		{"widget source query", []PageConfig{{Event: "e", WidgetCSP: CSPSources{Script: []string{"https://a.example/api.js?x=1"}}}}, "widget_csp.script[0]", "host source"},
+		{"widget api not an identifier", []PageConfig{{Event: "e", Widget: WidgetScript{API: "a.b"}}}, "widget.api", "JavaScript identifier"},
+		{"widget api missing", []PageConfig{{Event: "e", Widget: WidgetScript{Execute: true}}}, "widget.api", "JavaScript identifier"},
+		{"widget api starts with a digit", []PageConfig{{Event: "e", Widget: WidgetScript{API: "1x"}}}, "widget.api", "JavaScript identifier"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

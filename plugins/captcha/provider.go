@@ -49,6 +49,7 @@ type Provider struct {
 	replay challenge.ReplayGuard
 	log    *slog.Logger
 	widget challenge.Widget
+	script challenge.WidgetScript
 	now    func() time.Time
 }
 
@@ -75,9 +76,13 @@ func New(kind string, cfg Config, env plugins.Env) (*Provider, error) {
 		now:    time.Now,
 	}
 	p.widget = challenge.Widget{Kind: kind, SiteKey: cfg.SiteKey, ScriptURL: cfg.ScriptURL, CSP: s.cspFor(cfg.ScriptURL)}
+	p.script = s.script
 	if action, score := s.features(cfg.Version); action {
 		p.widget.Action = cfg.Action
 		if score {
+			// A score widget is invisible: the page executes it for
+			// the action instead of rendering it.
+			p.script.Execute = true
 			// reCAPTCHA v3 loads its script with the site key to render.
 			sep := "?"
 			if strings.Contains(cfg.ScriptURL, "?") {
@@ -94,6 +99,12 @@ func New(kind string, cfg Config, env plugins.Env) (*Provider, error) {
 // non-empty Action (and a ScriptURL with render=) means version 3. The
 // slices in CSP are shared: do not modify them.
 func (p *Provider) Widget() challenge.Widget { return p.widget }
+
+// WidgetScript says how the page drives the widget's JavaScript API:
+// the provider's global object, whether to wait for its ready(), and
+// whether it is executed for the action (reCAPTCHA v3) rather than
+// rendered.
+func (p *Provider) WidgetScript() challenge.WidgetScript { return p.script }
 
 // Verify checks token with the provider's siteverify API. See
 // challenge.Provider for what the errors mean; an error also wraps
@@ -264,4 +275,4 @@ func anyOf(codes, want []string) bool {
 	return false
 }
 
-var _ challenge.Provider = (*Provider)(nil)
+var _ challenge.ScriptedProvider = (*Provider)(nil)

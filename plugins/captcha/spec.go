@@ -16,6 +16,9 @@ type spec struct {
 	verifyURL string
 	// The widget script the page loads by default.
 	scriptURL string
+	// How the page drives the widget's JavaScript API. Execute is set
+	// per provider instance (reCAPTCHA v3 only), not here.
+	script challenge.WidgetScript
 	// What the page's Content-Security-Policy must allow for the widget
 	// loaded from scriptURL, as the provider documents it.
 	csp challenge.CSPSources
@@ -57,6 +60,9 @@ var specs = map[string]*spec{
 		kind:      Turnstile,
 		verifyURL: DefaultTurnstileVerifyURL,
 		scriptURL: DefaultTurnstileScriptURL,
+		// https://developers.cloudflare.com/turnstile/get-started/client-side-rendering/
+		// (explicit rendering; its ready() throws for an async script)
+		script: challenge.WidgetScript{API: "turnstile"},
 		// https://developers.cloudflare.com/turnstile/reference/content-security-policy/
 		csp: challenge.CSPSources{
 			Script: []string{"https://challenges.cloudflare.com"},
@@ -79,6 +85,8 @@ var specs = map[string]*spec{
 		kind:      HCaptcha,
 		verifyURL: DefaultHCaptchaVerifyURL,
 		scriptURL: DefaultHCaptchaScriptURL,
+		// https://docs.hcaptcha.com/configuration (explicit rendering)
+		script: challenge.WidgetScript{API: "hcaptcha"},
 		// https://docs.hcaptcha.com/ (Content Security Policy Settings)
 		csp: challenge.CSPSources{
 			Script:  []string{"https://hcaptcha.com", "https://*.hcaptcha.com"},
@@ -104,6 +112,10 @@ var specs = map[string]*spec{
 		kind:      ReCAPTCHA,
 		verifyURL: DefaultReCAPTCHAVerifyURL,
 		scriptURL: DefaultReCAPTCHAScriptURL,
+		// https://developers.google.com/recaptcha/docs/display (explicit
+		// rendering, after grecaptcha.ready) and
+		// https://developers.google.com/recaptcha/docs/v3 (execute)
+		script: challenge.WidgetScript{API: "grecaptcha", WaitReady: true},
 		// https://developers.google.com/recaptcha/docs/faq (Content
 		// Security Policy)
 		csp: challenge.CSPSources{

@@ -244,7 +244,6 @@
     };
   }
 
-  var captchaAPIs = { turnstile: "turnstile", hcaptcha: "hcaptcha", recaptcha: "grecaptcha" };
   var captchaId = null; // the rendered widget, reset for another token
 
   function renderCaptcha(w) {
@@ -257,15 +256,20 @@
       else doc.body.appendChild(box);
     }
     box.hidden = false;
-    var name = captchaAPIs[w.kind];
+    // How to drive the widget is the provider's data (C.captcha, see
+    // static.WidgetScript): the global its script defines, whether to wait
+    // for its ready(), whether it is executed for the action instead of
+    // rendered. Without it, the global is named like the provider.
+    var how = C.captcha || { api: w.kind };
+    var name = how.api;
     function done(token) {
       box.hidden = true;
       sendJoin({ captcha: token });
     }
     function go() {
       var api = window[name];
-      if (w.kind === "recaptcha" && w.action) {
-        // reCAPTCHA v3 shows nothing: it scores the visit for the action.
+      if (how.execute) {
+        // An invisible widget (reCAPTCHA v3) scores the visit for the action.
         api.execute(w.site_key, { action: w.action }).then(done, function () { failed(join); });
       } else if (captchaId !== null) {
         api.reset(captchaId);
@@ -277,10 +281,9 @@
     }
     var loaded = name && window[name] && window[name].render ? Promise.resolve() : loadScript(w.script_url);
     loaded.then(function () {
-      // Only reCAPTCHA's api.js loads the widget code after itself and
-      // needs ready(). Turnstile's ready() throws for a script inserted
-      // like this one (async); its render works once api.js has run.
-      if (name === "grecaptcha") window[name].ready(go);
+      // A script that loads the widget code after itself needs ready()
+      // (reCAPTCHA); others render once their script has run.
+      if (how.wait_ready) window[name].ready(go);
       else go();
     }).then(null, function () { failed(join); });
   }

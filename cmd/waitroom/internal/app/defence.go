@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom/challenge"
-	"github.com/waitroom/waitroom/challenge/memstore"
-	"github.com/waitroom/waitroom/challenge/redisstore"
 	"github.com/waitroom/waitroom/cmd/waitroom/internal/config"
 	"github.com/waitroom/waitroom/plugins"
 	_ "github.com/waitroom/waitroom/plugins/builtin" // the built-in plugins
@@ -128,25 +126,23 @@ func (d *defence) apply(cfg *config.Config, o *proxy.Options) {
 	}
 }
 
-// replayGuard opens the guard that makes each challenge redeemable once:
-// in this process with the embedded admission store, in Redis (shared by
-// every replica, through the admission store's client) with the Redis
-// one.
+// replayGuard opens the guard that makes each challenge redeemable once,
+// by the backend registered under the admission store's name: in this
+// process with the embedded admission store, in Redis (shared by every
+// replica, through the admission store's client) with the Redis one.
 func (w *Waitroom) replayGuard(ctx context.Context, ttl time.Duration) (challenge.ReplayGuard, error) {
 	a := w.cfg.Admission
-	if c := w.admissionRedis; c != nil {
-		g := redisstore.New(redisstore.Options{Client: c, Prefix: a.RedisPrefix + "replay:"})
-		w.closers = append(w.closers, g.Close)
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		if err := g.Check(cctx); err != nil {
-			return nil, err
-		}
-		return g, nil
+	f, ok := challenge.ReplayStores.Lookup(string(a.Store))
+	if !ok {
+		return nil, noBackend("admission.store", string(a.Store), challenge.ReplayStores.Names())
 	}
 	// CAPTCHA tokens are remembered for their max_age (at most 10m) and a
 	// minute more: the window covers them as well as challenges.
-	g := memstore.New(memstore.Options{Window: max(ttl, 11*time.Minute)})
+	g, err := f.Build(ctx, challenge.ReplayStoreConfig{Redis: w.admissionRedis, RedisPrefix: a.RedisPrefix + "replay:",
+		Window: max(ttl, 11*time.Minute)})
+	if err != nil {
+		return nil, settingErr("admission", err)
+	}
 	w.closers = append(w.closers, g.Close)
 	return g, nil
 }

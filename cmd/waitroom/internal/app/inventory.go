@@ -3,98 +3,32 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
-	"strings"
-	"sync"
-	"sync/atomic"
 
-	"github.com/redis/go-redis/v9"
-
+	_ "github.com/waitroom/waitroom/cmd/waitroom/internal/backends" // the built-in store backends
 	"github.com/waitroom/waitroom/cmd/waitroom/internal/config"
+	"github.com/waitroom/waitroom/internal/redisconn"
 	"github.com/waitroom/waitroom/inventory"
 	"github.com/waitroom/waitroom/inventory/api"
-	"github.com/waitroom/waitroom/inventory/memstore"
-	"github.com/waitroom/waitroom/inventory/redisstore"
 )
 
-// OpenInventoryStore builds the store cfg names. The returned close
-// function releases it (and its Redis client). Its errors are
-// *StartError values naming inventory.data_dir or inventory.redis.
+// OpenInventoryStore builds the store cfg names, by the backend
+// registered under inventory.store. The returned close function releases
+// it (and its Redis client). Its errors are *StartError values naming
+// inventory.data_dir or inventory.redis.
 func OpenInventoryStore(ctx context.Context, cfg config.Inventory, log *slog.Logger) (inventory.Store, func() error, error) {
-	switch cfg.Store {
-	case config.StoreRedis:
-		c, err := redisClient(cfg.Redis, "inventory.redis", log)
-		if err != nil {
-			return nil, nil, err
-		}
-		s, err := redisstore.New(ctx, redisstore.Options{Client: c, IdempotencyTTL: cfg.IdempotencyTTL.Std(),
-			HoldRetention: cfg.HoldRetention.Std(), RequirePersistence: cfg.Redis.RequirePersistence, Logger: log})
-		if err != nil {
-			c.Close()
-			return nil, nil, redisErr("inventory.redis", cfg.Redis, err)
-		}
-		return s, func() error { return errors.Join(s.Close(), c.Close()) }, nil
-	default:
-		s, err := memstore.Open(memstore.Options{Dir: cfg.DataDir, IdempotencyTTL: cfg.IdempotencyTTL.Std(),
-			HoldRetention: cfg.HoldRetention.Std(), Logger: log})
-		if err != nil {
-			return nil, nil, startErr("inventory.data_dir", cfg.DataDir, err)
-		}
-		return s, s.Close, nil
+	f, ok := inventory.Stores.Lookup(string(cfg.Store))
+	if !ok {
+		return nil, nil, noBackend("inventory.store", string(cfg.Store), inventory.Stores.Names())
 	}
-}
-
-// redisErr names the Redis setting (path.url or path.cluster) a store
-// could not use, with the address but never the password.
-func redisErr(path string, cfg config.Redis, err error) error {
-	if len(cfg.Cluster) > 0 {
-		return startErr(path+".cluster", strings.Join(cfg.Cluster, ","), err)
-	}
-	return startErr(path+".url", redisHost(cfg.URL), err)
-}
-
-// redisLog receives go-redis's own messages (a pool's failed dials),
-// which it would otherwise print to the process's stderr on its own: the
-// error that matters is returned to the caller and said once. The last
-// logger given to redisClient wins; they are debug messages.
-var (
-	redisLog     atomic.Pointer[slog.Logger]
-	redisLogOnce sync.Once
-)
-
-type redisLogger struct{}
-
-func (redisLogger) Printf(_ context.Context, format string, v ...any) {
-	if l := redisLog.Load(); l != nil {
-		l.Debug("redis: " + fmt.Sprintf(format, v...))
-	}
-}
-
-// redisClient connects to a standalone Redis (url) or a cluster; path is
-// the Redis section's key, for errors.
-func redisClient(cfg config.Redis, path string, log *slog.Logger) (redis.UniversalClient, error) {
-	redisLog.Store(log)
-	redisLogOnce.Do(func() { redis.SetLogger(redisLogger{}) })
-	if len(cfg.Cluster) > 0 {
-		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: cfg.Cluster, Username: cfg.Username,
-			Password: cfg.Password, PoolSize: cfg.PoolSize}), nil
-	}
-	opts, err := redis.ParseURL(cfg.URL)
+	conn := redisconn.New(cfg.Redis.Settings(), log)
+	s, err := f.Build(ctx, cfg.StoreConfig(conn, log))
 	if err != nil {
-		return nil, startErr(path+".url", "", err)
+		conn.Close()
+		return nil, nil, settingErr("inventory", err)
 	}
-	if cfg.Username != "" {
-		opts.Username = cfg.Username
-	}
-	if cfg.Password != "" {
-		opts.Password = cfg.Password
-	}
-	if cfg.PoolSize > 0 {
-		opts.PoolSize = cfg.PoolSize
-	}
-	return redis.NewClient(opts), nil
+	return s, func() error { return errors.Join(s.Close(), conn.Close()) }, nil
 }
 
 // Sidecar is a seat-hold sidecar whose store is open: NewSidecar

@@ -19,12 +19,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom/admission"
-	admmem "github.com/waitroom/waitroom/admission/memstore"
-	admredis "github.com/waitroom/waitroom/admission/redisstore"
+	"github.com/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/cmd/waitroom/internal/config"
+	"github.com/waitroom/waitroom/internal/redisconn"
 	"github.com/waitroom/waitroom/inventory/client"
 	"github.com/waitroom/waitroom/plugins"
 	"github.com/waitroom/waitroom/proxy"
@@ -72,9 +71,9 @@ type Waitroom struct {
 	sinkList     []plugins.Sink
 	// sidecar is the in-process seat-hold sidecar (serve.with_inventory).
 	sidecar *Sidecar
-	// admissionRedis is the admission store's Redis client (nil with the
-	// embedded store); the replay guard shares it.
-	admissionRedis redis.UniversalClient
+	// admissionRedis is the admission section's Redis connection, opened
+	// only by a store that uses it; the replay guard shares it.
+	admissionRedis *redisconn.Conn
 
 	// proxyProto are the PROXY protocol listeners (serve.proxy_protocol).
 	proxyProto []*proxyproto.Listener
@@ -186,26 +185,20 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 	return w, nil
 }
 
-// admissionStore opens the configured admission store.
+// admissionStore opens the configured admission store, by the backend
+// registered under admission.store, and the section's Redis connection
+// that the replay guard shares.
 func (w *Waitroom) admissionStore(ctx context.Context) (admission.Store, error) {
-	a := w.cfg.Admission
-	if a.Store == config.StoreRedis {
-		c, err := redisClient(a.Redis, "admission.redis", w.log)
-		if err != nil {
-			return nil, err
-		}
-		s, err := admredis.New(ctx, admredis.Options{Client: c, Prefix: a.RedisPrefix, RequirePersistence: a.Redis.RequirePersistence, Logger: w.log})
-		if err != nil {
-			c.Close()
-			return nil, redisErr("admission.redis", a.Redis, err)
-		}
-		w.closers = append(w.closers, c.Close)
-		w.admissionRedis = c
-		return s, nil
+	a := &w.cfg.Admission
+	f, ok := admission.Stores.Lookup(string(a.Store))
+	if !ok {
+		return nil, noBackend("admission.store", string(a.Store), admission.Stores.Names())
 	}
-	s, err := admmem.Open(admmem.Options{Dir: a.DataDir, Logger: w.log})
+	w.admissionRedis = redisconn.New(a.Redis.Settings(), w.log)
+	w.closers = append(w.closers, w.admissionRedis.Close)
+	s, err := f.Build(ctx, a.StoreConfig(w.admissionRedis, w.log))
 	if err != nil {
-		return nil, startErr("admission.data_dir", a.DataDir, err)
+		return nil, settingErr("admission", err)
 	}
 	w.closers = append(w.closers, s.Close)
 	return s, nil
@@ -490,6 +483,8 @@ func pageConfigs(cfg *config.Config, def *defence) []static.PageConfig {
 		if p := def.eventCaptcha(e); p != nil {
 			c := p.Widget().CSP
 			pc.WidgetCSP = static.CSPSources{Script: c.Script, Frame: c.Frame, Style: c.Style, Connect: c.Connect}
+			ws := challenge.WidgetScriptOf(p)
+			pc.Widget = static.WidgetScript{API: ws.API, WaitReady: ws.WaitReady, Execute: ws.Execute}
 		}
 		if pc.Name == "" {
 			pc.Name = e.ID

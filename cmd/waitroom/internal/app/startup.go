@@ -2,12 +2,13 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
-	"net/url"
 	"strings"
 	"syscall"
 
 	"github.com/waitroom/waitroom/internal/fsutil"
+	"github.com/waitroom/waitroom/internal/registry"
 )
 
 // StartError is a start-up failure that one configuration setting
@@ -105,12 +106,20 @@ func OneLine(err error) string {
 	return strings.Join(parts, "; ")
 }
 
-// redisHost returns the host:port of a Redis URL, without user name or
-// password, for messages; "" when it does not parse.
-func redisHost(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
+// noBackend is the start-up error for a store name under which no
+// backend is registered (check-config refuses it first; a caller of the
+// wiring may not have asked).
+func noBackend(key, name string, known []string) error {
+	return startErr(key, name, fmt.Errorf("no such store backend (known: %s)", strings.Join(known, ", ")))
+}
+
+// settingErr returns err as a *StartError when it is a
+// *registry.SettingError, a backend's failure that one setting of the
+// section at key explains; err unchanged otherwise.
+func settingErr(key string, err error) error {
+	var se *registry.SettingError
+	if errors.As(err, &se) {
+		return &StartError{Key: key + "." + se.Key, Value: se.Value, Err: se.Err}
 	}
-	return u.Host
+	return err
 }

@@ -107,10 +107,12 @@ type Inventory struct {
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
 }
 
-// StoreKind is a value of inventory.store.
+// StoreKind is a value of admission.store or inventory.store: the name
+// of a store backend registered in admission.Stores or inventory.Stores
+// (the built-in ones are listed in package backends).
 type StoreKind string
 
-// Values of inventory.store.
+// The built-in store backends' names.
 const (
 	StoreEmbedded StoreKind = "embedded"
 	StoreRedis    StoreKind = "redis"

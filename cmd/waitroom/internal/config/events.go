@@ -4,6 +4,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/static"
 )
 
 // Event is one on-sale with a waiting room.
@@ -170,15 +171,24 @@ type Colors struct {
 // Language is a language of the waiting-room page.
 type Language string
 
-// Languages of the waiting-room page.
+// Some languages of the waiting-room page, by name for code and tests;
+// Languages lists them all.
 const (
 	LangEnglish Language = "en"
 	LangGerman  Language = "de"
 	LangSpanish Language = "es"
 )
 
-// Languages lists the page's languages, in the order messages name them.
-func Languages() []Language { return []Language{LangEnglish, LangGerman, LangSpanish} }
+// Languages lists the page's languages, in the order messages name them:
+// static.Languages, one per text file under static/lang.
+func Languages() []Language {
+	tags := static.Languages()
+	langs := make([]Language, len(tags))
+	for i, t := range tags {
+		langs[i] = Language(t)
+	}
+	return langs
+}
 
 // Defaults of events[] that are not the admission engine's own (those are
 // admission.Default…: tranche, session_duration, no_show_grace,

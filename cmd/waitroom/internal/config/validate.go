@@ -143,18 +143,7 @@ func (v *validator) inventory(path string, inv *Inventory) {
 		v.headerToken(token, t, MinAPITokenLength)
 	}
 
-	switch inv.Store {
-	case StoreEmbedded:
-		if inv.DataDir == "" {
-			v.fail(path+".data_dir", "must be set with store: embedded")
-		}
-	case StoreRedis:
-		if inv.Redis.URL == "" && len(inv.Redis.Cluster) == 0 {
-			v.fail(path+".redis", "set url (standalone Redis) or cluster (Redis Cluster seed addresses) with store: redis")
-		}
-	default:
-		v.fail(path+".store", "must be embedded or redis (got %q)", inv.Store)
-	}
+	v.inventoryStore(path, inv)
 	v.redis(path+".redis", &inv.Redis)
 
 	v.positive(path+".reaper.interval", inv.Reaper.Interval)

@@ -36,7 +36,7 @@ func (v *validator) event(p string, e *Event, c *Config) {
 		strings.IndexFunc(e.Name, unicode.IsControl) >= 0 {
 		v.fail(p+".name", "must be at most %d characters of text, without control characters", MaxEventNameLength)
 	}
-	v.schedule(p, e, c.Admission.Store == StoreRedis)
+	v.schedule(p, e, sharedAdmission(c))
 	if err := sitePath(e.LandingPath); err != nil {
 		v.fail(p+".landing_path", "must be a path on this site, such as /events/summer (%v)", err)
 	}
@@ -219,5 +219,5 @@ func languageList() string {
 	for i, l := range langs {
 		parts[i] = string(l)
 	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+	return orList(parts)
 }

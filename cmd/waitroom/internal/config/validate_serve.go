@@ -445,20 +445,11 @@ func sameListener(a, b string) bool {
 }
 
 func (v *validator) admission(path string, a *Admission, c *Config) {
-	switch a.Store {
-	case StoreEmbedded:
-		if a.DataDir == "" {
-			v.fail(path+".data_dir", "must be set with store: embedded")
-		} else if c.Serve.WithInventory && c.Inventory.Store == StoreEmbedded && c.Inventory.DataDir != "" &&
-			within(c.Inventory.DataDir, a.DataDir) {
-			v.fail(path+".data_dir", "is inventory.data_dir or contains it: give each store a directory of its own")
-		}
-	case StoreRedis:
-		if a.Redis.URL == "" && len(a.Redis.Cluster) == 0 {
-			v.fail(path+".redis", "set url (standalone Redis) or cluster (Redis Cluster seed addresses) with store: redis")
-		}
-	default:
-		v.fail(path+".store", "must be embedded or redis (got %q)", a.Store)
+	// Two embedded stores in one process each lock a directory of their
+	// own: one inside the other would mix their files.
+	if v.admissionStore(path, a, c) && a.Store == StoreEmbedded && c.Serve.WithInventory &&
+		c.Inventory.Store == StoreEmbedded && c.Inventory.DataDir != "" && within(c.Inventory.DataDir, a.DataDir) {
+		v.fail(path+".data_dir", "is inventory.data_dir or contains it: give each store a directory of its own")
 	}
 	v.redis(path+".redis", &a.Redis)
 	switch p := a.RedisPrefix; {
