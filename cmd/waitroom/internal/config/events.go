@@ -147,7 +147,8 @@ type Page struct {
 	// Colours of the built-in page.
 	Colors Colors `yaml:"colors"`
 	// Language when the browser's Accept-Language names none the page
-	// has: en, de or es.
+	// has: one of its languages (en, de, es: a file each under
+	// static/lang).
 	DefaultLanguage Language `yaml:"default_language"`
 	// Text overrides: language, then text key, then text, such as
 	// {en: {title: "Summer Tour presale"}}.
