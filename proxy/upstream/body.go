@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -229,7 +230,7 @@ func (b *body) chunkHeader() error {
 func (b *body) line() ([]byte, error) {
 	for {
 		buf, _ := b.br.Peek(b.br.Buffered())
-		if i := indexByte(buf, '\n'); i >= 0 {
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
 			if i == 0 || buf[i-1] != '\r' {
 				return nil, errBadChunk
 			}

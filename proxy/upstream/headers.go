@@ -167,7 +167,7 @@ func (r *rawHeader) next() (name, value []byte, ok, bad bool) {
 	if len(r.b) == 0 {
 		return nil, nil, false, false
 	}
-	i := indexByte(r.b, '\n')
+	i := bytes.IndexByte(r.b, '\n')
 	var line []byte
 	if i < 0 {
 		line, r.b = r.b, nil
@@ -184,7 +184,7 @@ func (r *rawHeader) next() (name, value []byte, ok, bad bool) {
 	if line[0] == ' ' || line[0] == '\t' {
 		return nil, nil, false, true
 	}
-	colon := indexByte(line, ':')
+	colon := bytes.IndexByte(line, ':')
 	if colon <= 0 {
 		return nil, nil, false, true
 	}
@@ -195,7 +195,7 @@ func (r *rawHeader) next() (name, value []byte, ok, bad bool) {
 // case and optional whitespace).
 func listHas[T string | []byte](list []byte, token T) bool {
 	for len(list) > 0 {
-		i := indexByte(list, ',')
+		i := bytes.IndexByte(list, ',')
 		var el []byte
 		if i < 0 {
 			el, list = list, nil
@@ -242,7 +242,7 @@ func isStripped(name []byte, names [][]byte) bool {
 func writeCookies(bw *bufio.Writer, name, value []byte, strip [][]byte) {
 	first := true
 	for v := value; len(v) > 0; {
-		i := indexByte(v, ';')
+		i := bytes.IndexByte(v, ';')
 		var pair []byte
 		if i < 0 {
 			pair, v = v, nil
@@ -254,7 +254,7 @@ func writeCookies(bw *bufio.Writer, name, value []byte, strip [][]byte) {
 			continue
 		}
 		cname := pair
-		if j := indexByte(pair, '='); j >= 0 {
+		if j := bytes.IndexByte(pair, '='); j >= 0 {
 			cname = ascii.TrimOWS(pair[:j])
 		}
 		if isStripped(cname, strip) {
@@ -288,6 +288,3 @@ func writeContentLength(bw *bufio.Writer, n int, scratch []byte) {
 	bw.WriteString("\r\n")
 }
 
-func indexByte(b []byte, c byte) int {
-	return bytes.IndexByte(b, c)
-}
