@@ -1,6 +1,6 @@
 // Cases on expiry: due holds expire at the next operation without a
-// reaper, and Reap expires at most the
-// number asked for, auditing each expiry.
+// reaper, and Reap expires at most the number asked for, auditing each
+// expiry.
 
 package inventorytest
 
