@@ -1,7 +1,7 @@
 // Fixtures of the controller's tests: a small deterministic origin, a run
 // that drives a Controller against it one tick a second the way the
-// engine does, steady measurements and the simulated clock. The cases are in
-// controller_test.go.
+// engine does, steady measurements and the simulated clock. The cases
+// are in controller_test.go.
 
 package admission
 
