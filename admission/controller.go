@@ -381,8 +381,8 @@ func (c *Controller) MarshalState() []byte {
 	if !c.started.IsZero() {
 		s.Started = c.started.UnixNano()
 	}
-	for i := range c.hist.n {
-		r := c.hist.at(i)
+	for i := range c.hist.recs.len() {
+		r := c.hist.recs.at(i)
 		s.Admits = append(s.Admits, [2]int64{r.at, int64(r.n)})
 	}
 	b, err := json.Marshal(s)
@@ -435,23 +435,12 @@ type ctlRecord struct {
 // ctlLog is a ring of the recent non-zero Admit outputs, oldest first,
 // with their running sum.
 type ctlLog struct {
-	buf     []ctlRecord
-	head, n int
-	total   int
+	recs  ring[ctlRecord]
+	total int
 }
 
-func (l *ctlLog) at(i int) ctlRecord { return l.buf[(l.head+i)%len(l.buf)] }
-
 func (l *ctlLog) push(r ctlRecord) {
-	if l.n == len(l.buf) {
-		buf := make([]ctlRecord, max(16, 2*len(l.buf)))
-		for i := range l.n {
-			buf[i] = l.at(i)
-		}
-		l.buf, l.head = buf, 0
-	}
-	l.buf[(l.head+l.n)%len(l.buf)] = r
-	l.n++
+	l.recs.push(r)
 	l.total += r.n
 }
 
@@ -464,10 +453,9 @@ func (l *ctlLog) add(t time.Time, n int) {
 // prune forgets the records at or before t.
 func (l *ctlLog) prune(t time.Time) {
 	cut := t.UnixNano()
-	for l.n > 0 && l.buf[l.head].at <= cut {
-		l.total -= l.buf[l.head].n
-		l.head = (l.head + 1) % len(l.buf)
-		l.n--
+	for l.recs.len() > 0 && l.recs.at(0).at <= cut {
+		l.total -= l.recs.at(0).n
+		l.recs.pop()
 	}
 }
 
@@ -477,8 +465,8 @@ func (l *ctlLog) sum() int { return l.total }
 // have come yet at t (see ctlClaimSoon).
 func (l *ctlLog) expected(t time.Time) float64 {
 	now, s := t.UnixNano(), 0.0
-	for i := l.n - 1; i >= 0; i-- {
-		r := l.at(i)
+	for i := l.recs.len() - 1; i >= 0; i-- {
+		r := l.recs.at(i)
 		age := time.Duration(now - r.at)
 		if age <= ctlClaimSoon {
 			s += float64(r.n)

@@ -81,7 +81,7 @@ func (e ETA) Known() bool { return e.Seconds >= 0 }
 type RateEstimator struct {
 	window, sub int64 // ns
 	memory      int64 // ns, the history kept
-	samples     rateRing
+	samples     ring[rateSample]
 	total       uint64    // counter advance since the first observation
 	settled     bool      // the opening surge is over
 	scratch     []float64 // sub-window rates, reused
@@ -112,15 +112,15 @@ func (r *RateEstimator) Reset() {
 func (r *RateEstimator) Observe(now time.Time, advanced uint64) {
 	t := now.UnixNano()
 	r.total += advanced
-	if r.samples.n > 0 {
-		if last := r.samples.at(r.samples.n - 1); t <= last.at {
+	if r.samples.len() > 0 {
+		if last := r.samples.at(r.samples.len() - 1); t <= last.at {
 			r.samples.setLast(rateSample{at: last.at, cum: r.total})
 			return
 		}
 	}
 	r.samples.push(rateSample{at: t, cum: r.total})
 	// Keep one sample at or before the memory's start, as its anchor.
-	for r.samples.n > 2 && r.samples.at(1).at <= t-r.memory {
+	for r.samples.len() > 2 && r.samples.at(1).at <= t-r.memory {
 		r.samples.pop()
 	}
 }
@@ -143,13 +143,13 @@ func (r *RateEstimator) Observe(now time.Time, advanced uint64) {
 // sub-window's rate at most 1.25 times the mean, the first half's at most
 // 1.5 times the second's), or it spans the whole memory.
 func (r *RateEstimator) Rates() (low, mid, high float64) {
-	if r.samples.n < 2 {
+	if r.samples.len() < 2 {
 		return 0, 0, 0
 	}
 	if !r.settled && !r.settle(r.subRates(r.sub)) {
 		return 0, 0, 0
 	}
-	if r.samples.at(r.samples.n-1).at-r.samples.at(0).at < r.window/2 {
+	if r.samples.at(r.samples.len()-1).at-r.samples.at(0).at < r.window/2 {
 		// Just past the surge: what there is is mostly the pause that
 		// followed it.
 		return 0, 0, 0
@@ -158,7 +158,7 @@ func (r *RateEstimator) Rates() (low, mid, high float64) {
 	// nothing about the pace: stretch it to twice the longest pause.
 	sub := min(max(r.sub, 2*r.longestPause()), r.window)
 	rates := r.subRates(sub)
-	n := r.samples.n
+	n := r.samples.len()
 	last := r.samples.at(n - 1)
 	// The window's anchor: the last sample at or before its start.
 	w := 0
@@ -193,7 +193,7 @@ func (r *RateEstimator) Rates() (low, mid, high float64) {
 func (r *RateEstimator) subRates(sub int64) []float64 {
 	rates := r.scratch[:0]
 	a := 0
-	for b := 1; b < r.samples.n; b++ {
+	for b := 1; b < r.samples.len(); b++ {
 		sb := r.samples.at(b)
 		for a+1 < b && sb.at-r.samples.at(a+1).at >= sub {
 			a++
@@ -210,19 +210,19 @@ func (r *RateEstimator) subRates(sub int64) []float64 {
 func (r *RateEstimator) longestPause() int64 {
 	var longest int64
 	prev := r.samples.at(0)
-	for i := 1; i < r.samples.n; i++ {
+	for i := 1; i < r.samples.len(); i++ {
 		if s := r.samples.at(i); s.cum != prev.cum {
 			longest = max(longest, s.at-prev.at)
 			prev = s
 		}
 	}
-	return max(longest, r.samples.at(r.samples.n-1).at-prev.at)
+	return max(longest, r.samples.at(r.samples.len()-1).at-prev.at)
 }
 
 // settle decides whether the opening surge is over, given the sub-window
 // rates of the history (see Rates).
 func (r *RateEstimator) settle(rates []float64) bool {
-	n := r.samples.n
+	n := r.samples.len()
 	first, last := r.samples.at(0), r.samples.at(n-1)
 	span := last.at - first.at
 	if span >= r.memory {
@@ -345,32 +345,3 @@ type rateSample struct {
 	at  int64 // Unix ns
 	cum uint64
 }
-
-// rateRing is a growable ring of samples, oldest first.
-type rateRing struct {
-	buf     []rateSample
-	head, n int
-}
-
-func (q *rateRing) at(i int) rateSample { return q.buf[(q.head+i)%len(q.buf)] }
-
-func (q *rateRing) setLast(s rateSample) { q.buf[(q.head+q.n-1)%len(q.buf)] = s }
-
-func (q *rateRing) push(s rateSample) {
-	if q.n == len(q.buf) {
-		buf := make([]rateSample, max(64, 2*len(q.buf)))
-		for i := range q.n {
-			buf[i] = q.at(i)
-		}
-		q.buf, q.head = buf, 0
-	}
-	q.buf[(q.head+q.n)%len(q.buf)] = s
-	q.n++
-}
-
-func (q *rateRing) pop() {
-	q.head = (q.head + 1) % len(q.buf)
-	q.n--
-}
-
-func (q *rateRing) clear() { q.head, q.n = 0, 0 }
