@@ -65,7 +65,8 @@
 // admitted — only to a same-site path (a single leading "/", no
 // backslash or whitespace), else to its own path. An aria-live region
 // announces state changes at once and position changes at most every
-// 30 s.
+// 30 s. It is one file on purpose (inlined, one closure); its top says
+// why and lists its sections, as web/pow-worker.js's does.
 //
 // # Templates
 //

@@ -1,6 +1,16 @@
 // The waiting room's proof-of-work search: a Web Worker, and the same code
 // as a plain script for pow.js's main-thread fallback.
 //
+// Why one file: the same file is the Web Worker (pow.js starts it by its
+// URL, pow-worker.<hash>.js, which worker-src 'self' allows) and, loaded by
+// a <script> element, the main-thread fallback. Split, the worker would
+// need importScripts for its parts (more requests before the first hash,
+// each a hashed name to keep in step with the others across a rolling
+// deployment) and the page more <script> elements. Most of its length is
+// rounds 7..63 written out in Puzzle.prototype.run, which pow_gen_test.go
+// generates and checks (go test ./static -run TestPowWorkerRounds
+// -update); only the code around them is written by hand.
+//
 // A challenge has a 16-byte seed, a difficulty of bits leading zero bits
 // and K sub-puzzles. The answer to sub-puzzle i is a nonce n, an integer
 // with 0 <= n < 2^53, such that
@@ -40,8 +50,20 @@
 // waitroomPow.puzzle(seedHex, index, bits, start) returns a search with
 // run(limit) (true when it found a nonce within limit more hashes),
 // nonce and hashes.
+//
+// Its sections, in order:
+//
+//   constants   SHA-256's round constants and IV, the block's fixed words
+//   checks      the seed, the difficulty and the first nonce
+//   SHA-256     the schedule's sigma functions and one round
+//   search      Puzzle: the per-sub-puzzle precomputation, run (with the
+//               generated rounds), the next high half; newPuzzle
+//   page        window.waitroomPow, when loaded by a <script> element
+//   worker      the queue of searches, a chunk at a time, and its messages
 (function (scope) {
   "use strict";
+
+  // --- constants --------------------------------------------------------
 
   var CHUNK = 65536;
   // 2^32, to join the nonce's two 32-bit halves into one number.
@@ -68,6 +90,8 @@
   var LENGTH = 224;
   var IV0 = IV[0], IV1 = IV[1];
 
+  // --- checks -----------------------------------------------------------
+
   // parseSeed returns the 16-byte seed as four big-endian words, or null.
   function parseSeed(hex) {
     if (typeof hex !== "string" || !/^[0-9a-fA-F]{32}$/.test(hex)) {
@@ -90,6 +114,8 @@
   function validStart(n) {
     return typeof n === "number" && n >= 0 && n < 9007199254740992 && Math.floor(n) === n;
   }
+
+  // --- SHA-256 ----------------------------------------------------------
 
   function sig0(x) {
     return ((x >>> 7) | (x << 25)) ^ ((x >>> 18) | (x << 14)) ^ (x >>> 3);
@@ -117,6 +143,8 @@
     st[1] = a;
     st[0] = (t1 + t2) | 0;
   }
+
+  // --- search -----------------------------------------------------------
 
   // Puzzle is the search of sub-puzzle index of the seed (four words from
   // parseSeed), upwards from nonce start.
@@ -759,11 +787,15 @@
     return new Puzzle(seed, index, bits, start);
   }
 
+  // --- page -------------------------------------------------------------
+
   if (typeof importScripts !== "function") {
     // A page: pow.js searches in the main thread with this.
     scope.waitroomPow = {puzzle: newPuzzle};
     return;
   }
+
+  // --- worker -----------------------------------------------------------
 
   // The worker: a queue of searches, run a chunk at a time.
   var jobs = [];

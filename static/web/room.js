@@ -3,8 +3,29 @@
 // external requests but a CAPTCHA provider's widget when the bot defence
 // asks for one. The configuration is the JSON in #wr-config (see
 // static.ScriptConfig); everything per visitor comes from the JSON API.
+//
+// Why one file: the page inlines this script (compactJS drops its
+// indentation, blank lines and comment lines; the Content-Security-Policy
+// allows it by the hash of those bytes), so that a phone in a stampede
+// joins the queue from the first response, with no second request. Its
+// parts share one closure and the page's state; split into files they
+// would need either more requests (override templates link it as one
+// asset, room.<hash>.js) or a bundling step and globals between them.
+// Its sections, in order:
+//
+//   state       the configuration, limits and what the page remembers
+//   helpers     DOM, texts and plurals, timers, sessionStorage
+//   requests    fetch with a timeout, the server's clock
+//   joining     join, and the bot defence's proof of work or CAPTCHA
+//   polling     status polls and their answers, backoff, errors that stop
+//   rendering   state, position, ETA, bar, countdowns, draw, admission
+//   announcing  the aria-live region
+//   start       retry when back online, the first join
 (function () {
   "use strict";
+
+  // --- state ------------------------------------------------------------
+
   var doc = document;
   var cfgEl = doc.getElementById("wr-config");
   if (!cfgEl || !window.fetch) return;
@@ -38,6 +59,8 @@
   var announced = "";
   var pendingAnnounce = "";
   var announceTimer = 0;
+
+  // --- helpers ----------------------------------------------------------
 
   // A same-site path: one leading slash, no backslash, whitespace or
   // control character (which browsers strip or turn into slashes, so
@@ -139,6 +162,8 @@
     var d = s - Date.now();
     skew = Math.abs(d) > 2500 ? d : 0;
   }
+
+  // --- joining ----------------------------------------------------------
 
   // Joining asks first what the bot defence wants: nothing, a proof of
   // work (solved in Web Workers, with real progress) or a CAPTCHA.
@@ -287,6 +312,8 @@
       else go();
     }).then(null, function () { failed(join); });
   }
+
+  // --- polling ----------------------------------------------------------
 
   function poll() {
     var url = API + "status?event=" + encodeURIComponent(E) + "&return=" + encodeURIComponent(back);
@@ -619,6 +646,8 @@
     location.replace(to);
   }
 
+  // --- announcing -------------------------------------------------------
+
   // The live region says status changes at once and position updates at
   // most every ANNOUNCE_GAP, so that a screen reader is not talked over.
   function announce(s, urgent) {
@@ -643,6 +672,8 @@
       }, wait);
     }
   }
+
+  // --- start ------------------------------------------------------------
 
   // Back online: retry at once instead of waiting out the backoff.
   window.addEventListener("online", function () {
