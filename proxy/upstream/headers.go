@@ -287,4 +287,3 @@ func writeContentLength(bw *bufio.Writer, n int, scratch []byte) {
 	bw.Write(strconv.AppendInt(scratch[:0], int64(n), 10))
 	bw.WriteString("\r\n")
 }
-
