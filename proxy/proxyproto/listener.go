@@ -141,10 +141,13 @@ func (l *Listener) handshake(c net.Conn) {
 	if br.Buffered() == 0 {
 		pc.r = nil
 	}
+	// Counted before the hand-over, so that whoever Accept returns c to
+	// already sees it in Stats; taken back if it is never handed over.
+	l.accepted.Add(1)
 	select {
 	case l.ready <- pc:
-		l.accepted.Add(1)
 	case <-l.done:
+		l.accepted.Add(^uint64(0))
 		c.Close()
 	}
 }
