@@ -159,7 +159,7 @@ func TestEngineFlow(t *testing.T) {
 				}
 				admitted[i] = true
 			case admission.StatusWaiting:
-				if res.Status.Position <= 0 {
+				if res.Status.Position < 0 {
 					t.Fatalf("waiting at position %d", res.Status.Position)
 				}
 			default:
@@ -554,5 +554,64 @@ func TestUpdateControl(t *testing.T) {
 	}
 	if _, err := r.e.UpdateControl(ctx, "nope", func(*admission.Control) {}); !errors.Is(err, admission.ErrUnknownEvent) {
 		t.Fatalf("unknown event: %v", err)
+	}
+}
+
+// TestPositionCountsThoseAhead: a waiting visitor's position is the
+// number of people ahead in the line, so the next in line is at 0 and
+// the page can say "You're next"; positions run 0, 1, 2, … in number
+// order and fall by one as each one ahead is admitted.
+func TestPositionCountsThoseAhead(t *testing.T) {
+	r := newRig(t, event("show"))
+	r.at(t, time.Second)
+	tickets := make([]admission.Ticket, 4)
+	for i := range tickets {
+		tickets[i] = r.join(t, "show", admission.JoinRequest{})
+	}
+	// Paused from before the sale: the draw orders everyone, nobody is
+	// admitted.
+	if err := r.e.SetControl(ctx, "show", admission.Control{Paused: true}); err != nil {
+		t.Fatal(err)
+	}
+	r.at(t, 62*time.Second)
+	byPosition := map[int64]uint64{}
+	for i := range tickets {
+		res := r.status(t, "show", &tickets[i])
+		if res.Status.Kind != admission.StatusPaused || res.Pass != nil {
+			t.Fatalf("status while paused: %+v", res.Status)
+		}
+		if want := int64(tickets[i].Number) - 1; res.Status.Position != want {
+			t.Fatalf("number %d at position %d, want %d (the people ahead of it)", tickets[i].Number, res.Status.Position, want)
+		}
+		byPosition[res.Status.Position] = tickets[i].Number
+	}
+	if len(byPosition) != len(tickets) || byPosition[0] != 1 {
+		t.Fatalf("positions by number: %v", byPosition)
+	}
+	// Let one in: the one who was next is admitted, and whoever was one
+	// behind is next now.
+	if err := r.e.SetControl(ctx, "show", admission.Control{}); err != nil {
+		t.Fatal(err)
+	}
+	for s := 63; s < 200 && r.e.Figures("show").Lanes["public"].Serving == 0; s++ {
+		r.at(t, time.Duration(s)*time.Second)
+	}
+	serving := r.e.Figures("show").Lanes["public"].Serving
+	if serving == 0 {
+		t.Fatal("nobody was admitted after the pause ended")
+	}
+	for i := range tickets {
+		res := r.status(t, "show", &tickets[i])
+		n := tickets[i].Number
+		switch {
+		case n <= serving:
+			if res.Status.Kind != admission.StatusAdmitted || res.Status.Position != 0 {
+				t.Fatalf("number %d with the counter at %d: %+v", n, serving, res.Status)
+			}
+		default:
+			if res.Status.Kind != admission.StatusWaiting || res.Status.Position != int64(n-serving-1) {
+				t.Fatalf("number %d with the counter at %d: %+v, want position %d", n, serving, res.Status, n-serving-1)
+			}
+		}
 	}
 }

@@ -12,7 +12,8 @@ type Status struct {
 	Event string
 	Kind  StatusKind
 	Lane  string
-	// Position is how many are ahead (0 when admitted); -1 before the draw.
+	// Position is how many people are ahead in the line: 0 for the next
+	// in line (and when admitted); -1 before the draw.
 	Position int64
 	ETA      ETA
 	// Refresh is when to poll next.
@@ -93,7 +94,9 @@ func (e *Engine) status(ctx context.Context, ev *event, t Ticket, now time.Time)
 		if st == StatePaused {
 			res.Status.Kind = StatusPaused
 		}
-		res.Status.Position = int64(n - serving)
+		// Ahead of n are the numbers not yet reached before it:
+		// serving+1 … n-1. The next in line has nobody ahead (0).
+		res.Status.Position = int64(n - serving - 1)
 		r := l.rates.Load()
 		res.Status.ETA = EstimateETA(float64(n-serving), 0, r[0], r[1], r[2])
 		res.Status.Refresh = refreshFor(res.Status.Position, r[1])
