@@ -99,20 +99,22 @@ func (e *Engine) status(ctx context.Context, ev *event, t Ticket, now time.Time)
 		res.Status.Position = int64(n - serving - 1)
 		r := l.rates.Load()
 		res.Status.ETA = EstimateETA(float64(n-serving), 0, r[0], r[1], r[2])
-		res.Status.Refresh = refreshFor(res.Status.Position, r[1])
+		res.Status.Refresh = refreshFor(int64(n-serving), r[1]) // the wait for the visitor's own turn
 		return res, nil
 	}
 	return ev.admit(ctx, l, res, now)
 }
 
-// refreshFor paces polls: often near the front, rarely far back.
-func refreshFor(ahead int64, rate float64) time.Duration {
+// refreshFor paces polls: often near the front, rarely far back. left is
+// how many admissions are still to come up to and including the
+// visitor's own (the people ahead, plus one).
+func refreshFor(left int64, rate float64) time.Duration {
 	switch {
-	case ahead <= 0:
+	case left <= 0:
 		return time.Second
-	case rate > 0 && float64(ahead)/rate < 60:
+	case rate > 0 && float64(left)/rate < 60:
 		return 2 * time.Second
-	case rate > 0 && float64(ahead)/rate > 1800:
+	case rate > 0 && float64(left)/rate > 1800:
 		return 30 * time.Second
 	}
 	return DefaultRefresh
