@@ -341,12 +341,13 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass 
 		writeError(ctx, fasthttp.StatusNotFound, errNoOrigin)
 		return
 	}
+	proto, host, trusts := p.trusted.Forwarded(ctx)
 	fw := upstream.Forward{
 		Target:        rq.t.URI(),
 		ClientIP:      ip,
-		Proto:         p.trusted.Proto(ctx),
-		Host:          p.trusted.Host(ctx),
-		KeepForwarded: p.trusted.Trusts(ctx),
+		Proto:         proto,
+		Host:          host,
+		KeepForwarded: trusts,
 		StripCookies:  p.stripCookies,
 		StripHeaders:  p.stripHeaders,
 		OwnXFF:        p.ownXFF,

@@ -29,6 +29,7 @@ func TestNoAllocations(t *testing.T) {
 		{"ClientIP", func() { _ = tr.ClientIP(ctx) }},
 		{"Proto", func() { _ = tr.Proto(ctx) }},
 		{"Host", func() { _ = tr.Host(ctx) }},
+		{"Forwarded", func() { _, _, _ = tr.Forwarded(ctx) }},
 		{"SameSitePath", func() { _, _ = SameSitePath(ret) }},
 		{"ParseAddr", func() { _, _ = ParseAddr([]byte("2001:db8::1")) }},
 		{"ParseAddr malformed", func() { _, _ = ParseAddr([]byte("2001:db8::1::")) }},

@@ -205,13 +205,25 @@ func (t *Trusted) ClientIP(ctx *fasthttp.RequestCtx) netip.Addr {
 // balancer) says the client's was; from a trusted peer, "https" when the
 // rightmost X-Forwarded-Proto entry says https (or wss); "http" otherwise.
 func (t *Trusted) Proto(ctx *fasthttp.RequestCtx) string {
+	return proto(ctx, t.Trusts(ctx))
+}
+
+// Forwarded returns what the origin is told of the client's request in
+// one look at the peer: Proto, Host and Trusts, as the three would.
+func (t *Trusted) Forwarded(ctx *fasthttp.RequestCtx) (scheme string, host []byte, trusts bool) {
+	trusts = t.Trusts(ctx)
+	return proto(ctx, trusts), forwardedHost(ctx, trusts), trusts
+}
+
+// proto is Proto for a peer already known to be trusted or not.
+func proto(ctx *fasthttp.RequestCtx, trusts bool) string {
 	if ctx.IsTLS() {
 		return "https"
 	}
 	if c, ok := ctx.Conn().(clientTLS); ok && c.ClientTLS() {
 		return "https"
 	}
-	if !t.Trusts(ctx) {
+	if !trusts {
 		return "http"
 	}
 	v := rightmost(lastLine(&ctx.Request.Header, fasthttp.HeaderXForwardedProto))
@@ -230,7 +242,12 @@ type clientTLS interface{ ClientTLS() bool }
 // else the Host header. The slice points into the request and is valid
 // until the handler returns.
 func (t *Trusted) Host(ctx *fasthttp.RequestCtx) []byte {
-	if t.Trusts(ctx) {
+	return forwardedHost(ctx, t.Trusts(ctx))
+}
+
+// forwardedHost is Host for a peer already known to be trusted or not.
+func forwardedHost(ctx *fasthttp.RequestCtx, trusts bool) []byte {
+	if trusts {
 		if v := rightmost(lastLine(&ctx.Request.Header, fasthttp.HeaderXForwardedHost)); validHost(v) {
 			return v
 		}

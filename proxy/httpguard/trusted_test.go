@@ -114,6 +114,11 @@ func TestProtoAndHost(t *testing.T) {
 			if got := string(tr.Host(ctx)); got != tt.wantHost {
 				t.Fatalf("Host = %q, want %q", got, tt.wantHost)
 			}
+			// Forwarded answers the three at once, alike.
+			proto, host, trusts := tr.Forwarded(ctx)
+			if proto != tt.wantProto || string(host) != tt.wantHost || trusts != tr.Trusts(ctx) {
+				t.Fatalf("Forwarded = %q, %q, %v", proto, host, trusts)
+			}
 		})
 	}
 	t.Run("tls", func(t *testing.T) {
