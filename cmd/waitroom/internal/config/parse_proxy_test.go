@@ -160,25 +160,5 @@ serve:
 // inside list elements that decode themselves stay cheap.
 func TestParseAliasBombInEvents(t *testing.T) {
 	t.Parallel()
-	var b strings.Builder
-	b.WriteString("x0: &x0 {t: lol}\n")
-	for i := 1; i <= 9; i++ {
-		b.WriteString("x" + string(rune('0'+i)) + ": &x" + string(rune('0'+i)) + " [")
-		for j := range 10 {
-			if j > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("*x" + string(rune('0'+i-1)))
-		}
-		b.WriteString("]\n")
-	}
-	b.WriteString("events:\n  - id: a\n    lanes: *x9\n    page: {texts: {en: *x9}}\n")
-	start := time.Now()
-	_, err := Parse([]byte(b.String()), nil)
-	if err == nil {
-		t.Fatal("a bomb parsed")
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("took %v", d)
-	}
+	parseBomb(t, "x0: &x0 {t: lol}\n", "events:\n  - id: a\n    lanes: *x9\n    page: {texts: {en: *x9}}\n")
 }
