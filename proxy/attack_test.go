@@ -181,6 +181,12 @@ var attacks = []attack{
 	// Headers a client must not get to the origin.
 	{name: "forged headers on a pass path", raw: "GET /static/hdr HTTP/1.1\r\nHost: {{HOST}}\r\n" + forgedHeaders + "\r\n", want: []int{200}},
 	{name: "forged routing headers on a pass path", raw: "GET /static/hdr HTTP/1.1\r\nHost: {{HOST}}\r\n" + forgedRouting + "\r\n", want: []int{200}},
+	// Kept lines go to the origin as received, adjacent ones in one run:
+	// a dropped line between kept ones, in any case and without
+	// whitespace, must still be cut out of the run.
+	{name: "forged headers between kept ones, re-cased, without whitespace", want: []int{200},
+		raw: "GET /static/hdr HTTP/1.1\r\nHost: {{HOST}}\r\nX-Keep-A: 1\r\nx-waitroom-visitor:forged\r\nX-Keep-B: 2 \r\n" +
+			"X-WAITROOM-EVENT:\tforged \r\nX-Keep-C:3\r\nx_original_url:forged\r\nX-Keep-D: 4\r\n\r\n"},
 	// fasthttp would trim the space, other servers too; refused.
 	{name: "forged headers with a space before the colon", want: []int{400},
 		raw: "GET /static/hdr HTTP/1.1\r\nHost: {{HOST}}\r\nX-Original-URL : forged\r\nX-Rewrite-URL\t: forged\r\n" +
