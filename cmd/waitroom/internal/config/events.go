@@ -14,6 +14,14 @@ type Event struct {
 	ID string `yaml:"id"`
 	// Name shown on the waiting-room page; empty shows the id.
 	Name string `yaml:"name"`
+	// How the room admits: always (everyone queues; today's behaviour,
+	// with a pre-queue when queue_opens_at is before on_sale_at),
+	// threshold (visitors pass straight through while the origin is
+	// healthy and below its caps; the room queues only once a limit is
+	// crossed, and drains back to pass-through without reordering anyone
+	// queued) or scheduled (a pre-queue drawn at on_sale_at, which must
+	// be set).
+	Mode EventMode `yaml:"mode"`
 	// When visitors may start to join: an RFC 3339 time, "now" or
 	// "now+D" (relative to the process start, for demos). Everyone who
 	// joins before on_sale_at is drawn in one random order at the on-sale.
@@ -73,6 +81,16 @@ type Event struct {
 	// Branding and texts of the waiting-room page.
 	Page Page `yaml:"page"`
 }
+
+// EventMode is a value of events[].mode.
+type EventMode string
+
+// Values of events[].mode.
+const (
+	ModeAlways    EventMode = "always"
+	ModeThreshold EventMode = "threshold"
+	ModeScheduled EventMode = "scheduled"
+)
 
 // PositionDisplay is a value of events[].position_display.
 type PositionDisplay string
@@ -195,6 +213,7 @@ func Languages() []Language {
 // admission.Default…: tranche, session_duration, no_show_grace,
 // visitors_per_seat and the controller's).
 const (
+	DefaultMode            = ModeAlways
 	DefaultLandingPath     = "/"
 	DefaultPositionDisplay = PositionApproximate
 	DefaultLanguage        = LangEnglish
@@ -205,6 +224,7 @@ const (
 // the admission engine's defaults.
 func DefaultEvent() Event {
 	return Event{
+		Mode:            DefaultMode,
 		LandingPath:     DefaultLandingPath,
 		Tranche:         Duration(admission.DefaultTranche),
 		SessionDuration: Duration(admission.DefaultSessionDuration),

@@ -36,6 +36,11 @@ func (v *validator) event(p string, e *Event, c *Config) {
 		strings.IndexFunc(e.Name, unicode.IsControl) >= 0 {
 		v.fail(p+".name", "must be at most %d characters of text, without control characters", MaxEventNameLength)
 	}
+	switch e.Mode {
+	case ModeAlways, ModeThreshold, ModeScheduled:
+	default:
+		v.fail(p+".mode", "must be always, threshold or scheduled (got %q)", e.Mode)
+	}
 	v.schedule(p, e, sharedAdmission(c))
 	if err := sitePath(e.LandingPath); err != nil {
 		v.fail(p+".landing_path", "must be a path on this site, such as /events/summer (%v)", err)
