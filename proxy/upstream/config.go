@@ -124,10 +124,15 @@ type Config struct {
 // HealthCheck configures the active health checks of an origin's
 // addresses.
 type HealthCheck struct {
-	// Path is requested with GET on every address; a 2xx or 3xx answer
-	// within Timeout passes. Empty disables health checks: every address
-	// is always healthy.
+	// Path is requested with GET on every address; any answer below 500
+	// within Timeout passes (a site without a health endpoint answers 404
+	// and is up; a 5xx, a timeout or a refused connection is down). Empty
+	// makes a check a plain TCP connect when TCP is set, and disables
+	// health checks otherwise: every address is always healthy.
 	Path string
+	// TCP, with Path empty, checks an address by opening a TCP connection
+	// to it within Timeout (and closing it at once).
+	TCP bool
 	// Interval between two checks of one address; DefaultHealthInterval
 	// when 0.
 	Interval time.Duration

@@ -132,10 +132,11 @@ func (o *Origin) leave(anon bool) {
 	}
 }
 
-// Start runs the health checks (when Health.Path is set) in the
-// background until ctx ends or Close is called. It returns at once.
+// Start runs the health checks (when Health.Path or Health.TCP is set)
+// in the background until ctx ends or Close is called. It returns at
+// once.
 func (o *Origin) Start(ctx context.Context) {
-	if o.cfg.Health.Path == "" {
+	if o.cfg.Health.Path == "" && !o.cfg.Health.TCP {
 		return
 	}
 	o.mu.Lock()

@@ -45,7 +45,7 @@ origins:
     addresses: [%[3]s]
     max_conns: 200
     max_conn_wait: 0s
-    health_check: {path: ""}
+    health_check: {disabled: true}
 routes:
   - prefix: /upload/
     action: pass

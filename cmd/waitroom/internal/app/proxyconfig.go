@@ -34,8 +34,9 @@ func newOrigin(oc config.Origin, path string, reserved float64, log *slog.Logger
 		DialTimeout: oc.DialTimeout.Std(), ReadTimeout: oc.ReadTimeout.Std(), WriteTimeout: oc.WriteTimeout.Std(),
 		MaxConnWaitTimeout: oc.MaxConnWait.Std(), MaxIdleConnDuration: oc.MaxIdleConnDuration.Std(),
 		ReadBufferSize: oc.ReadBufferBytes, MaxResponseBodySize: oc.MaxResponseBodyBytes, Retries: oc.Retries,
-		Health: upstream.HealthCheck{Path: oc.HealthCheck.Path, Interval: oc.HealthCheck.Interval.Std(),
-			Timeout: oc.HealthCheck.Timeout.Std(), UnhealthyAfter: oc.HealthCheck.UnhealthyAfter,
+		Health: upstream.HealthCheck{Path: oc.HealthCheck.Path, TCP: !oc.HealthCheck.Disabled,
+			Interval: oc.HealthCheck.Interval.Std(),
+			Timeout:  oc.HealthCheck.Timeout.Std(), UnhealthyAfter: oc.HealthCheck.UnhealthyAfter,
 			HealthyAfter: oc.HealthCheck.HealthyAfter}}
 	if oc.TLSCAFile != "" {
 		pool, err := loadCAs(oc.TLSCAFile)
@@ -43,6 +44,9 @@ func newOrigin(oc config.Origin, path string, reserved float64, log *slog.Logger
 			return nil, startErr(path+".tls_ca_file", oc.TLSCAFile, err)
 		}
 		c.RootCAs = pool
+	}
+	if oc.HealthCheck.Disabled {
+		c.Health.Path = ""
 	}
 	return upstream.New(c, log)
 }

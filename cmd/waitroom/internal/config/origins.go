@@ -61,10 +61,14 @@ type Origin struct {
 
 // HealthCheck configures an origin's active health checks.
 type HealthCheck struct {
-	// Path requested with GET on every address; a 2xx or 3xx answer within
-	// timeout is healthy. Empty disables health checks (every address is
-	// always healthy).
+	// Path requested with GET on every address; any answer below 500
+	// within timeout is healthy (a site without a health endpoint answers
+	// 404 there and is up; a 5xx, a timeout or a refused connection is
+	// down). Empty (the default) checks with a plain TCP connect instead.
 	Path string `yaml:"path"`
+	// Turn health checks off: every address is always taken as healthy,
+	// and a request to one that is down fails (502) when it gets there.
+	Disabled bool `yaml:"disabled"`
 	// Time between checks of one address.
 	Interval Duration `yaml:"interval"`
 	// Longest time a check may take; less than interval.
@@ -146,7 +150,7 @@ const (
 	DefaultMaxIdleConnDuration  = 30 * time.Second
 	DefaultReadBufferBytes      = 32 << 10
 	DefaultRetries              = 1
-	DefaultHealthCheckPath      = "/healthz"
+	DefaultHealthCheckPath      = "" // a TCP connect
 	DefaultHealthCheckInterval  = 5 * time.Second
 	DefaultHealthCheckTimeout   = 2 * time.Second
 	DefaultHealthUnhealthyAfter = 3

@@ -120,7 +120,11 @@ func TestValidateForRoles(t *testing.T) {
 			"origins[0].read_timeout: must be more than 0, such as 1s (got 0s)",
 			"origins[0].write_timeout: must be more than 0, such as 1s (got 0s)",
 			"origins[0].max_idle_conn_duration: must be more than 0, such as 1s (got 0s)",
-			"origins[0].read_buffer_bytes: must be between 4096 (4 KiB) and 1048576 (1 MiB) (got 0)"}},
+			"origins[0].read_buffer_bytes: must be between 4096 (4 KiB) and 1048576 (1 MiB) (got 0)",
+			"origins[0].health_check.interval: must be more than 0, such as 1s (got 0s)",
+			"origins[0].health_check.timeout: must be more than 0, such as 1s (got 0s)",
+			"origins[0].health_check.unhealthy_after: must be 1 or more (got 0)",
+			"origins[0].health_check.healthy_after: must be 1 or more (got 0)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -78,11 +78,13 @@ func (v *validator) origin(p string, o *Origin) {
 	v.between(p+".retries", int64(o.Retries), 0, MaxRetries)
 
 	hc, hp := &o.HealthCheck, p+".health_check"
-	if hc.Path == "" {
-		return // disabled: the other settings do not matter
+	if hc.Disabled {
+		return // the other settings do not matter
 	}
-	if err := sitePath(hc.Path); err != nil {
-		v.fail(hp+".path", "must be a path such as /healthz, or empty to disable health checks (%v)", err)
+	if hc.Path != "" {
+		if err := sitePath(hc.Path); err != nil {
+			v.fail(hp+".path", "must be a path such as /healthz, or empty for a TCP connect check (%v)", err)
+		}
 	}
 	v.positive(hp+".interval", hc.Interval)
 	v.positive(hp+".timeout", hc.Timeout)

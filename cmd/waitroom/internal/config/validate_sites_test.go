@@ -22,7 +22,7 @@ func TestValidateOriginsAndRoutes(t *testing.T) {
 			o.Addresses = []string{"10.0.0.1:443", "shop-2.internal:443", "[fd00::3]:443"}
 			o.TLS, o.TLSServerName, o.TLSCAFile, o.Host = true, "shop.example.com", "/etc/ssl/origin-ca.pem", "shop.example.com:8443"
 			o.MaxInFlight, o.MaxConnWait, o.Retries, o.MaxResponseBodyBytes = 2000, 0, MaxRetries, 1<<30
-			o.HealthCheck.Path = ""
+			o.HealthCheck.Disabled = true
 			o.HealthCheck.Interval = 0 // disabled: not checked
 		}, nil},
 		{"origin names", func(c *Config) {
@@ -58,10 +58,14 @@ func TestValidateOriginsAndRoutes(t *testing.T) {
 		{"health check", func(c *Config) {
 			c.Origins[0].HealthCheck = HealthCheck{Path: "//evil", Interval: Duration(time.Second), Timeout: Duration(time.Second)}
 		}, []string{
-			`origins[0].health_check.path: must be a path such as /healthz, or empty to disable health checks ("//evil" starts with //, which browsers read as another host)`,
+			`origins[0].health_check.path: must be a path such as /healthz, or empty for a TCP connect check ("//evil" starts with //, which browsers read as another host)`,
 			"origins[0].health_check.timeout: must be less than interval (1s) (got 1s)",
 			"origins[0].health_check.unhealthy_after: must be 1 or more (got 0)",
 			"origins[0].health_check.healthy_after: must be 1 or more (got 0)"}},
+		{"tcp health check", func(c *Config) {
+			// No path: a TCP connect, whose timing is still checked.
+			c.Origins[0].HealthCheck = HealthCheck{Interval: Duration(time.Second), Timeout: Duration(2 * time.Second), UnhealthyAfter: 1, HealthyAfter: 1}
+		}, []string{"origins[0].health_check.timeout: must be less than interval (1s) (got 2s)"}},
 
 		{"every kind of route", func(c *Config) {
 			o := DefaultOrigin()
