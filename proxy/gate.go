@@ -411,12 +411,26 @@ func (p *Proxy) upstreamFailed(ctx *fasthttp.RequestCtx, o *upstream.Origin, err
 		writeError(ctx, fasthttp.StatusBadRequest, errBadRequest)
 	case errors.Is(err, upstream.ErrTimeout):
 		p.m.originErrors.WithLabelValues(o.Name(), "timeout").Inc()
-		writeError(ctx, fasthttp.StatusGatewayTimeout, errTimeout)
+		p.down(ctx, fasthttp.StatusGatewayTimeout, errTimeout)
 	default:
 		p.m.originErrors.WithLabelValues(o.Name(), "unavailable").Inc()
 		p.log.Warn("proxy: origin failed", "origin", o.Name(), "err", err)
-		writeError(ctx, fasthttp.StatusBadGateway, errBadGateway)
+		p.down(ctx, fasthttp.StatusBadGateway, errBadGateway)
 	}
+}
+
+// down answers a request the origin did not answer (502, or 504 for a
+// timeout) with Retry-After: the "site not answering" page, which retries
+// by itself, for a browser (Accept names text/html), JSON for anything
+// else, as an API client expects.
+func (p *Proxy) down(ctx *fasthttp.RequestCtx, status int, e *apiError) {
+	ctx.Response.Header.Set("Retry-After", strconv.Itoa(static.DownRetrySeconds))
+	if !bytes.Contains(ctx.Request.Header.Peek("Accept"), []byte("text/html")) {
+		writeError(ctx, status, e)
+		return
+	}
+	al := ctx.Request.Header.Peek("Accept-Language")
+	p.writePage(ctx, status, p.csp, p.opts.Pages.Down(al), p.opts.Pages.DownGzip(al))
 }
 
 // busy answers 503 with Retry-After: the busy page, or JSON.

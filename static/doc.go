@@ -1,6 +1,7 @@
 // Package static is the waiting room's page: the HTML a visitor without a
 // pass sees, its script and stylesheet, the "too busy" page for shed
-// requests and the "join the queue" page for blocked paths, all embedded
+// requests, the "site not answering" page for an origin that is down and
+// the "join the queue" page for blocked paths, all embedded
 // (go:embed) with an override directory for custom templates.
 //
 // New validates one PageConfig per event and renders every page of every
@@ -70,7 +71,7 @@
 //
 // # Templates
 //
-// web/room.html, web/busy.html and web/blocked.html are html/template
+// web/room.html, web/busy.html, web/blocked.html and web/down.html are html/template
 // files executed with TemplateData; PageConfig.TemplateDir replaces them
 // per event (room.html required, the others optional). A replacement
 // room.html keeps the element ids the script fills in (wr-headline,

@@ -29,6 +29,11 @@ const ContentTypeHTML = "text/html; charset=utf-8"
 // the busy page.
 const BusyRetrySeconds = 5
 
+// DownRetrySeconds is how long the origin-down page (Down) waits on
+// average before it retries by itself, jittered as BusyRetrySeconds is.
+// Send it as Retry-After with the page.
+const DownRetrySeconds = 10
+
 // TemplateData is what room.html, busy.html and blocked.html are executed
 // with, for one event and one language. Override templates (PageConfig.
 // TemplateDir) use the same fields; the embedded templates in web/ are
@@ -78,8 +83,9 @@ type TemplateData struct {
 	// its Web Worker (pow-worker.js) under Prefix/static/ with
 	// content-hashed names; see pow.go.
 	PowJSURL, PowWorkerURL string
-	// RetrySeconds is BusyRetrySeconds: the busy page's script retries
-	// after 0.6 to 1.4 times it.
+	// RetrySeconds is BusyRetrySeconds (DownRetrySeconds on the
+	// origin-down page): the page's script retries after 0.6 to 1.4 times
+	// it.
 	RetrySeconds int
 	// RefreshSeconds is twice RetrySeconds, for the busy page's
 	// <meta http-equiv="refresh"> fallback when scripts do not run.
@@ -131,6 +137,7 @@ type eventPages struct {
 	csp          string // the room page's policy
 	room, roomGz [][]byte
 	busy, busyGz [][]byte // site pages only
+	down, downGz [][]byte // site pages only
 	blocked      [][]byte
 }
 
@@ -143,7 +150,7 @@ type asset struct {
 // templates are the three page templates of one template directory (or
 // the embedded ones).
 type templates struct {
-	room, busy, blocked *template.Template
+	room, busy, blocked, down *template.Template
 }
 
 // builtin are the embedded assets, read once.
@@ -291,8 +298,8 @@ func New(cfgs []PageConfig) (*Pages, error) {
 	return p, nil
 }
 
-// parseTemplates reads room.html (required) and busy.html and
-// blocked.html (optional unless all) from dir of fsys.
+// parseTemplates reads room.html (required) and busy.html, blocked.html
+// and down.html (optional unless all) from dir of fsys.
 func parseTemplates(fsys fs.FS, dir string, all bool) (*templates, error) {
 	t := &templates{}
 	for _, f := range []struct {
@@ -303,6 +310,7 @@ func parseTemplates(fsys fs.FS, dir string, all bool) (*templates, error) {
 		{"room.html", true, &t.room},
 		{"busy.html", all, &t.busy},
 		{"blocked.html", all, &t.blocked},
+		{"down.html", all, &t.down},
 	} {
 		path := f.name
 		if dir != "." {
@@ -343,6 +351,9 @@ func (t *templates) fill(def *templates) {
 	if t.blocked == nil {
 		t.blocked = def.blocked
 	}
+	if t.down == nil {
+		t.down = def.down
+	}
 }
 
 // render executes r's pages in every language. The site pages (site)
@@ -354,6 +365,7 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 		ev.room, ev.roomGz, ev.blocked = make([][]byte, n), make([][]byte, n), make([][]byte, n)
 	} else {
 		ev.busy, ev.busyGz, ev.blocked = make([][]byte, n), make([][]byte, n), make([][]byte, n)
+		ev.down, ev.downGz = make([][]byte, n), make([][]byte, n)
 	}
 	vars := template.CSS(":root{--wr-bg:" + r.colors.Background + ";--wr-fg:" + r.colors.Text +
 		";--wr-accent:" + r.colors.Accent + ";--wr-on-accent:" + r.onAccent + "}")
@@ -406,6 +418,11 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 				return nil, err
 			}
 			ev.busyGz[li] = gzipped(ev.busy[li])
+			d.RetrySeconds, d.RefreshSeconds = DownRetrySeconds, 2*DownRetrySeconds
+			if ev.down[li], err = exec(t.down, b.busyJS); err != nil {
+				return nil, err
+			}
+			ev.downGz[li] = gzipped(ev.down[li])
 		}
 		if ev.blocked[li], err = exec(t.blocked, nil); err != nil {
 			return nil, err
@@ -420,7 +437,7 @@ func scriptConfig(r resolved, lang string, texts map[string]string) *ScriptConfi
 	c := &ScriptConfig{Event: r.Event, Name: r.Name, Prefix: r.Prefix, Lang: lang,
 		PositionDisplay: r.PositionDisplay, Texts: make(map[string]string, len(texts))}
 	for k, v := range texts {
-		if strings.HasPrefix(k, "busy_") || strings.HasPrefix(k, "blocked_") || k == "title" || k == "noscript" {
+		if strings.HasPrefix(k, "busy_") || strings.HasPrefix(k, "blocked_") || strings.HasPrefix(k, "down_") || k == "title" || k == "noscript" {
 			continue
 		}
 		c.Texts[k] = v
@@ -472,6 +489,20 @@ func (p *Pages) Busy(acceptLanguage []byte) []byte {
 // BusyGzip is Busy compressed with gzip. It does not allocate.
 func (p *Pages) BusyGzip(acceptLanguage []byte) []byte {
 	return p.site.busyGz[p.site.lang(acceptLanguage)]
+}
+
+// Down returns the page for requests the origin could not answer (status
+// 502 or 504 with Retry-After: DownRetrySeconds): it says the site is not
+// answering, that this is not the visitor's fault, and reloads itself
+// after a jittered few seconds, as Busy does. Same branding as Busy. It
+// does not allocate.
+func (p *Pages) Down(acceptLanguage []byte) []byte {
+	return p.site.down[p.site.lang(acceptLanguage)]
+}
+
+// DownGzip is Down compressed with gzip. It does not allocate.
+func (p *Pages) DownGzip(acceptLanguage []byte) []byte {
+	return p.site.downGz[p.site.lang(acceptLanguage)]
 }
 
 // Blocked returns the page for paths that need a pass when the request
