@@ -35,6 +35,7 @@ func exampleEnv(name string) (string, bool) {
 // exampleRoles is the command each example is written for.
 var exampleRoles = map[string]Role{
 	"demo.yaml":                    RoleProxy,
+	"minimal.yaml":                 RoleProxy,
 	"single-node.yaml":             RoleProxy,
 	"redis.yaml":                   RoleProxy,
 	"redis-cluster.yaml":           RoleProxy,
