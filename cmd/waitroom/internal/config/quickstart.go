@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -186,16 +187,16 @@ func isLoopbackHost(h string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// flagHostPort checks a listen address: host:port with a port from 1 to
-// 65535 and a host that is an IP address, a name, or (when emptyHost)
+// flagHostPort checks a listen address: host:port with a port from 0
+// (any free port) to 65535 and a host that is an IP address, a name, or (when emptyHost)
 // empty for every interface.
 func flagHostPort(s string, emptyHost bool) error {
 	host, port, err := net.SplitHostPort(s)
 	if err != nil {
 		return fmt.Errorf("%q is not host:port, such as 127.0.0.1:8080 or :8080", s)
 	}
-	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
-		return fmt.Errorf("%q has no valid port (1 to 65535)", s)
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("%q has no valid port (0 for any free one, to 65535)", s)
 	}
 	if host == "" && !emptyHost || host != "" && !validHost(host) {
 		return fmt.Errorf("%q has no valid host", s)
@@ -226,9 +227,24 @@ func gatePath(g string) error {
 	return nil
 }
 
-// yamlString quotes s as a YAML double-quoted scalar whose value, after
-// Parse's variable expansion, is s.
+// plainYAML matches the strings written as they are: paths, host:port
+// and names that YAML reads as the same string, in block and flow
+// context alike.
+var plainYAML = regexp.MustCompile(`^[A-Za-z0-9/._~-][A-Za-z0-9/._~:@-]*$`)
+
+// yamlString writes s as a YAML scalar whose value, after Parse's
+// variable expansion, is s: plain when that is unambiguous, else
+// double-quoted with every "$" doubled.
 func yamlString(s string) string {
+	if plainYAML.MatchString(s) && !strings.HasSuffix(s, ":") {
+		switch strings.ToLower(s) {
+		case "true", "false", "yes", "no", "on", "off", "null", "~", "now":
+		default:
+			if _, err := strconv.ParseFloat(s, 64); err != nil {
+				return s
+			}
+		}
+	}
 	b, _ := json.Marshal(strings.ReplaceAll(s, "$", "$$"))
 	return string(b)
 }
@@ -250,26 +266,27 @@ func (q *Quickstart) YAML(cmd string) ([]byte, error) {
 	}
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	w("# waitroom in front of %s: %s get a waiting room that opens only", q.Origin, strings.Join(q.Gates, " and "))
-	w("# while the site is busy (mode: threshold); every other path passes")
-	w("# straight through. Made by: %s", strings.ReplaceAll(cmd, "\n", " "))
+	w("# waitroom in front of %s.", q.Origin)
+	w("# %s: a waiting room that opens only while the site is busy", strings.Join(q.Gates, ", "))
+	w("# (mode: threshold); every other path passes straight through.")
+	w("# Made by: %s", strings.ReplaceAll(cmd, "\n", " "))
 	w("#")
 	w("# Secrets come from the environment, never from this file. Make them once")
 	w("# and keep them (passes survive a restart only with the same signing key):")
 	w("#   export %s=\"$(openssl rand -hex 32)\"", EnvSigningSecret)
 	w("#   export %s=\"$(openssl rand -hex 32)\"", EnvAdminToken)
-	w("#   waitroom check-config -c THIS-FILE && waitroom serve -c THIS-FILE")
+	w("#   waitroom check-config -c FILE && waitroom serve -c FILE")
 	w("# docs/configuration.md lists every key; configs/single-node.yaml shows more.")
 	w("")
 	w("serve:")
-	w("  listen: %s  # where visitors connect; \":80\" for every interface", yamlString(listen))
+	w("  listen: %s  # where visitors connect; :80 for every interface", yamlString(listen))
 	w("  keys:")
 	w("    signing:                    # signs queue tickets and passes (HS256)")
 	w("      secret: ${%s}", EnvSigningSecret)
 	w("")
 	w("admin:                          # operator API, /metrics, /healthz: keep it private")
 	w("  listen: %s", yamlString(admin))
-	w("  token: ${%s}      # Authorization: Bearer ...", EnvAdminToken)
+	w("  token: ${%s}  # sent as Authorization: Bearer TOKEN", EnvAdminToken)
 	w("")
 	w("admission:")
 	w("  data_dir: %s  # the queues, journaled to disk", yamlString(dataDir+"/admission"))
@@ -297,7 +314,7 @@ func (q *Quickstart) YAML(cmd string) ([]byte, error) {
 	w("    mode: threshold             # queue only while the site is slow, failing or full")
 	w("    on_sale_at: now             # open from the start")
 	w("    landing_path: %s", yamlString(q.Gates[0]))
-	w("    caps: {max_active: %d}      # the most visitors shopping at once", QuickstartMaxActive)
+	w("    caps: {max_active: %d}     # the most visitors shopping at once", QuickstartMaxActive)
 	w("    challenge: off              # on: proof of work to join (needs bot_defence.secret)")
 	return []byte(b.String()), nil
 }
