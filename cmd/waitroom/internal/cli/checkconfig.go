@@ -24,7 +24,9 @@ environment variables, and checks every setting, without starting or
 connecting to anything; it reads the signing keys' files as serve does.
 Secrets that could be guessed are refused (waitroom keygen -secret makes
 good ones). Prints "configuration is valid" and exits 0, or prints every
-problem, one per line, and exits 1. For a configuration of the proxy it
+problem at once (unset variables, unknown keys, values of the wrong type
+and invalid settings alike), one per line in file order as
+FILE:LINE: KEY.PATH: what is wrong and what to do, and exits 1. For a configuration of the proxy it
 then prints the effective route table: which paths are gated, by which
 event, and what happens to every other path.
 `)
@@ -38,7 +40,9 @@ event, and what happens to every other path.
 	if *path == "" {
 		return badUsage(fs, s, "missing -c FILE")
 	}
-	cfg, err := loadConfig(*path)
+	// Every problem at once: parse and validation problems together, in
+	// line order, each with its key path and what to do.
+	cfg, err := config.Check(*path, 0)
 	if err == nil && cfg.Roles()&config.RoleProxy != 0 {
 		// The key files are read as serve reads them: a secret_file that
 		// is short or guessable, or a PEM key that does not parse, is

@@ -53,7 +53,7 @@ func TestCommandLine(t *testing.T) {
 		{name: "-h", args: []string{"-h"}, code: 0, stdout: "Commands:", contains: true, noStderr: true},
 		{name: "--help", args: []string{"--help"}, code: 0, stdout: "Commands:", contains: true, noStderr: true},
 		{name: "unknown command", args: []string{"serv"}, code: 2, stderr: `waitroom: unknown command "serv"`, contains: true, noStdout: true},
-		{name: "serve without a file", args: []string{"serve"}, code: 2, stderr: `waitroom serve: serve needs a configuration file: -c FILE`, contains: true, noStdout: true},
+		{name: "serve without a file", args: []string{"serve"}, code: 2, stderr: `waitroom serve: serve needs a configuration file (-c FILE), or --origin URL --gate PREFIX to run without one`, contains: true, noStdout: true},
 		{name: "demo with a stray argument", args: []string{"demo", "extra"}, code: 2, contains: true, noStdout: true},
 		{name: "help for a command", args: []string{"help", "check-config"}, code: 0, stdout: "Usage: waitroom check-config -c FILE", contains: true, noStderr: true},
 		{name: "help for an unknown command", args: []string{"help", "nope"}, code: 2, stderr: `waitroom help: unknown command "nope"`, contains: true, noStdout: true},
@@ -65,12 +65,13 @@ func TestCommandLine(t *testing.T) {
 		{name: "version with a bad flag", args: []string{"version", "-json"}, code: 2, stderr: "waitroom version: flag provided but not defined: -json", contains: true, noStdout: true},
 
 		{name: "check-config good", args: []string{"check-config", "-c", good}, code: 0, stdout: "configuration is valid\n", noStderr: true},
-		{name: "check-config bad", args: []string{"check-config", "-c", bad}, code: 1, noStdout: true, stderr: bad + `: log.level: must be debug, info, warn or error (got "loud")
-` + bad + `: inventory.api_token: set inventory.api_token (e.g. from ${WAITROOM_INVENTORY_TOKEN}) or insecure_no_auth: true
-` + bad + `: inventory.store: must be embedded or redis (got "memory")
-` + bad + `: inventory.reaper.batch: must be between 1 and 100000 (got 0)
+		{name: "check-config bad", args: []string{"check-config", "-c", bad}, code: 1, noStdout: true, stderr: bad + `:2: log.level: must be debug, info, warn or error (got "loud")
+` + bad + `:3: inventory.api_token: set inventory.api_token (e.g. from ${WAITROOM_INVENTORY_TOKEN}) or insecure_no_auth: true
+` + bad + `:4: inventory.store: must be embedded or redis (got "memory")
+` + bad + `:6: inventory.reaper.batch: must be between 1 and 100000 (got 0)
 `},
-		{name: "check-config unparsable", args: []string{"check-config", "-c", unparsable}, code: 1, noStdout: true, stderr: unparsable + `:2: inventory.lisen: unknown key; did you mean listen?
+		{name: "check-config unparsable", args: []string{"check-config", "-c", unparsable}, code: 1, noStdout: true, stderr: unparsable + `:1: inventory.api_token: set inventory.api_token (e.g. from ${WAITROOM_INVENTORY_TOKEN}) or insecure_no_auth: true
+` + unparsable + `:2: inventory.lisen: unknown key; did you mean listen?
 ` + unparsable + `:3: inventory.reaper.interval: invalid duration "5": want a number with a unit, such as 500ms, 1s or 24h
 `},
 		{name: "check-config missing file", args: []string{"check-config", "-c", missing}, code: 1, noStdout: true, stderr: "config: open " + missing + ": no such file or directory\n"},

@@ -58,12 +58,8 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 		return badUsage(fs, s, "-c FILE and the --origin flags are two ways to configure serve: use one (waitroom init turns the flags into a file)")
 	case *path != "":
 		var err error
-		if cfg, err = config.Load(*path); err != nil {
+		if cfg, err = config.Check(*path, config.RoleProxy); err != nil {
 			printProblems(s, err)
-			return exitError
-		}
-		if err := config.ValidateFor(cfg, config.RoleProxy); err != nil {
-			printProblems(s, config.InFile(*path, err))
 			return exitError
 		}
 	case quick:

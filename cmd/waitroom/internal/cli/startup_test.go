@@ -305,16 +305,18 @@ func TestCheckConfigReadsKeyFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	weak := writeIn(t, dir, "weak-secret", strings.Repeat("ab", 24)+"\n")
-	for _, tt := range []struct{ name, serveExtra, want string }{
-		{"weak secret_file", "key:secret_file: " + weak, "serve.keys.signing.secret_file " + weak + `: key "k1": the HS256 secret is a short pattern repeated`},
-		{"weak inline", "key:secret: " + strings.Repeat("ab", 24), "serve.keys.signing.secret: is a short pattern repeated"},
-		{"placeholder inline", "key:secret: change-me-to-a-long-random-string-0123", "serve.keys.signing.secret: looks like a placeholder"},
+	for _, tt := range []struct{ name, serveExtra, line, want string }{
+		{"weak secret_file", "key:secret_file: " + weak, "", "serve.keys.signing.secret_file " + weak + `: key "k1": the HS256 secret is a short pattern repeated`},
+		{"weak inline", "key:secret: " + strings.Repeat("ab", 24), ":6", "serve.keys.signing.secret: is a short pattern repeated"},
+		{"placeholder inline", "key:secret: change-me-to-a-long-random-string-0123", ":6", "serve.keys.signing.secret: looks like a placeholder"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			cfg := writeIn(t, t.TempDir(), "waitroom.yaml", startConfig(t, t.TempDir(), tt.serveExtra, ""))
 			code, stdout, stderr := run(t, "check-config", "-c", cfg)
-			checkStartFailure(t, code, stdout, stderr, cfg+": "+tt.want, "waitroom keygen -secret")
+			// Validation problems carry the line of their key; the key
+			// file's problems (found after validation) the file only.
+			checkStartFailure(t, code, stdout, stderr, cfg+tt.line+": "+tt.want, "waitroom keygen -secret")
 		})
 	}
 	good := writeIn(t, dir, "good.yaml", startConfig(t, dir, "", ""))

@@ -17,6 +17,17 @@
 // Event times may be relative to the process start ("now+30s", see
 // Instant); they are resolved, and their order checked, at start-up.
 //
+// Check (what waitroom check-config and serve -c use) does both and goes
+// on past problems as far as it can: unset variables, unknown keys,
+// values of the wrong type and validation problems come together in line
+// order, each with its key path and a suggested fix ("did you mean
+// listen?", "export NAME=..."), leaving out the problems that only follow
+// from another one.
+//
+// Quickstart renders the configuration of waitroom serve --origin and
+// waitroom init (one origin, threshold-mode waiting room on some path
+// prefixes) as commented YAML that goes through Parse like any file.
+//
 // At start-up, after validation, Key.Load, Keys.Keyring, Lane.Load,
 // LoadAllowlist, Event.Schedule and Event.AdmissionConfig read the files
 // the configuration names (secrets, PEM keys, allowlists) and build the

@@ -61,27 +61,35 @@ func parseAndValidate(data []byte, env map[string]string) (*Config, error) {
 // compares the decoded Config with its .golden file.
 func TestGoodFixtures(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("testdata/good/*.yaml")
+	eachFixture(t, "testdata/good", func(t *testing.T, file string, data []byte) {
+		c, err := parseAndValidate(data, fixtureEnv)
+		if err != nil {
+			t.Fatalf("want valid, got:\n%v", err)
+		}
+		got, err := yaml.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden(t, strings.TrimSuffix(file, ".yaml")+".golden", got)
+	})
+}
+
+// eachFixture runs fn, in a parallel subtest named after the file, for
+// every dir/*.yaml with its contents.
+func eachFixture(t *testing.T, dir string, fn func(t *testing.T, file string, data []byte)) {
+	t.Helper()
+	files, err := filepath.Glob(dir + "/*.yaml")
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures: %v", err)
+		t.Fatalf("no fixtures in %s: %v", dir, err)
 	}
 	for _, file := range files {
-		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
-		t.Run(name, func(t *testing.T) {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".yaml"), func(t *testing.T) {
 			t.Parallel()
 			data, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := parseAndValidate(data, fixtureEnv)
-			if err != nil {
-				t.Fatalf("want valid, got:\n%v", err)
-			}
-			got, err := yaml.Marshal(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden(t, strings.TrimSuffix(file, ".yaml")+".golden", got)
+			fn(t, file, data)
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,7 +42,13 @@ func FuzzParse(f *testing.F) {
 		return "", false
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// Check goes on past problems: it never panics, and agrees with
+		// Parse and Validate on whether there is one.
+		cc, cerr := CheckData(bytes.Clone(data), env, 0)
 		c, err := Parse(data, env)
+		if (cerr == nil) != (err == nil && Validate(c) == nil) || (cerr == nil) != (cc != nil) {
+			t.Fatalf("Check says %v, Parse and Validate %v", cerr, err)
+		}
 		if err != nil {
 			if c != nil {
 				t.Fatal("a Config came back with an error")

@@ -115,7 +115,7 @@ origins:
 			`line 4: events[0].on_sale_at: invalid time "tomorrow": want an RFC 3339 time such as 2027-03-01T09:00:00Z, or now, or now+30s`,
 			`line 5: events[0].closes_at: want a time such as 2027-03-01T09:00:00Z, now, or now+30s`,
 			`line 6: events[0].tranche: invalid duration "5": want a number with a unit, such as 500ms, 1s or 24h`,
-			"line 7: events[0].caps.max_active: cannot unmarshal !!str `lots` into int",
+			"line 7: events[0].caps.max_active: cannot unmarshal !!str `lots` into int: write a whole number, such as 10",
 			"line 10: origins[0].max_conns: must be a whole number"}},
 		{"list elements of the wrong shape", `
 events:
@@ -127,10 +127,10 @@ serve:
   keys:
     verify: [k1]
 `, []string{
-			"line 3: events[0]: cannot unmarshal !!str `summer` into config.Event",
-			"line 4: events[1]: cannot unmarshal !!seq into config.Event",
-			"line 6: origins[0]: cannot unmarshal !!str `127.0.0...` into config.Origin",
-			"line 9: serve.keys.verify[0]: cannot unmarshal !!str `k1` into config.Key"}},
+			"line 3: events[0]: cannot unmarshal !!str `summer` into config.Event: write a mapping of keys (docs/configuration.md lists them)",
+			"line 4: events[1]: cannot unmarshal !!seq into config.Event: write a mapping of keys (docs/configuration.md lists them)",
+			"line 6: origins[0]: cannot unmarshal !!str `127.0.0...` into config.Origin: write a mapping of keys (docs/configuration.md lists them)",
+			"line 9: serve.keys.verify[0]: cannot unmarshal !!str `k1` into config.Key: write a mapping of keys (docs/configuration.md lists them)"}},
 		{"empty list elements", "events:\n  -\n  - ~\norigins: [null]\n", []string{
 			"line 2: events[0]: an empty list element: fill it in or remove its -",
 			"line 3: events[1]: an empty list element: fill it in or remove its -",

@@ -171,10 +171,10 @@ func TestParseErrors(t *testing.T) {
 		want []string
 	}{
 		{"unset variable", "inventory:\n  api_token: ${NOPE}\n", []string{
-			"line 2: inventory.api_token: environment variable NOPE is not set (set it, or give a fallback: ${NOPE:-default})"}},
+			`line 2: inventory.api_token: environment variable NOPE is not set: make a secret with export NOPE="$(openssl rand -hex 32)" (and keep it)`}},
 		{"every unset variable", "inventory:\n  api_token: ${A}${B}\n", []string{
-			"line 2: inventory.api_token: environment variable A is not set (set it, or give a fallback: ${A:-default})",
-			"line 2: inventory.api_token: environment variable B is not set (set it, or give a fallback: ${B:-default})"}},
+			`line 2: inventory.api_token: environment variable A is not set: make a secret with export A="$(openssl rand -hex 32)" (and keep it)`,
+			`line 2: inventory.api_token: environment variable B is not set: make a secret with export B="$(openssl rand -hex 32)" (and keep it)`}},
 		{"lone dollar at the end", "inventory:\n  data_dir: x$\n", []string{
 			"line 2: inventory.data_dir: a lone $: write $$ for a literal $, or ${NAME} for an environment variable"}},
 		{"shell-style reference", "inventory:\n  data_dir: $HOME\n", []string{
@@ -182,12 +182,12 @@ func TestParseErrors(t *testing.T) {
 		{"name starting with a digit", "inventory:\n  data_dir: ${1X}\n", []string{
 			"line 2: inventory.data_dir: bad reference ${1X}: want ${NAME} or ${NAME:-default}, NAME made of letters, digits and _"}},
 		{"unknown key under a list", "inventory:\n  redis:\n    cluster:\n      - {host: a}\n", []string{
-			"line 4: inventory.redis.cluster[0]: cannot unmarshal !!map into string"}},
+			"line 4: inventory.redis.cluster[0]: cannot unmarshal !!map into string: write a single value (quote it if it holds : or #)"}},
 		{"unknown top-level key", "lgo:\n  level: info\n", []string{
 			"line 1: lgo: unknown key; did you mean log?"}},
 		{"key that is not a name", "? [a, b]\n: c\n", []string{
 			"line 1: a key must be a plain name",
-			"line 1: cannot unmarshal !!seq into string"}},
+			"line 1: cannot unmarshal !!seq into string: write a single value (quote it if it holds : or #)"}},
 		{"fraction into an integer", "inventory:\n  reaper:\n    batch: 2.5\n", []string{
 			"line 3: inventory.reaper.batch: must be a whole number"}},
 		{"duration without unit", "inventory:\n  hold_retention: 60\n", []string{

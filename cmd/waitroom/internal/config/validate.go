@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,7 +110,41 @@ type validator struct {
 }
 
 func (v *validator) fail(path, format string, args ...any) {
-	v.errs = append(v.errs, errorf(0, path, format, args...))
+	e := errorf(0, path, format, args...)
+	e.Msg = suggestChoice(e.Msg)
+	v.errs = append(v.errs, e)
+}
+
+// choiceMsg matches the messages of a value outside a fixed set:
+// must be a, b or c (got "x").
+var choiceMsg = regexp.MustCompile(`^must be ((?:[A-Za-z0-9_]+, )*[A-Za-z0-9_]+ or [A-Za-z0-9_]+) \(got "([^"]*)"\)$`)
+
+// suggestChoice adds "did you mean b?" to such a message when the value
+// is a near miss of one of the choices.
+func suggestChoice(msg string) string {
+	m := choiceMsg.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	list := strings.ReplaceAll(m[1], " or ", ", ")
+	if s := closest(m[2], strings.Split(list, ", ")); s != "" {
+		return msg + "; did you mean " + s + "?"
+	}
+	return msg
+}
+
+// closest returns the name in names nearest to got by edit distance,
+// ignoring ASCII case, when it is a near miss (at most 2 edits, and fewer
+// than the name's length); "" otherwise.
+func closest(got string, names []string) string {
+	best, bestD := "", 3
+	for _, n := range names {
+		d := editDistance(strings.ToLower(got), strings.ToLower(n))
+		if d < bestD && d < len(n) && d > 0 {
+			best, bestD = n, d
+		}
+	}
+	return best
 }
 
 func (v *validator) runs(r Role) bool { return v.roles&r != 0 }

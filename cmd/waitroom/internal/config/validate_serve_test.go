@@ -284,7 +284,7 @@ func TestValidateKeys(t *testing.T) {
 			k.Signing.Algorithm = "RS256"
 		}, []string{
 			`serve.keys.signing.id: must be 1 to 64 characters from [A-Za-z0-9._-] (got "key one")`,
-			`serve.keys.signing.algorithm: must be HS256 or EdDSA (got "RS256")`}},
+			`serve.keys.signing.algorithm: must be HS256 or EdDSA (got "RS256"); did you mean HS256?`}},
 		{"long id", func(k *Keys) { k.Signing.ID = strings.Repeat("k", MaxKeyIDLength+1) }, []string{
 			`serve.keys.signing.id: must be 1 to 64 characters from [A-Za-z0-9._-] (got "` + strings.Repeat("k", 65) + `")`}},
 		{"rotation", func(k *Keys) {

@@ -169,10 +169,10 @@ func (v *validator) routes(p string, c *Config) {
 		case r.Event == "" && (a == ActionQueue || a == ActionBlock):
 			v.fail(rp+".event", "must be set with action: %s: it names the event whose pass the paths need", a)
 		case r.Event != "" && !events[r.Event]:
-			v.fail(rp+".event", "names no event in events (%s)", known(events))
+			v.fail(rp+".event", "names no event in events (%s)", known(events, r.Event))
 		}
 		if r.Origin != "" && !origins[r.Origin] {
-			v.fail(rp+".origin", "names no origin in origins (%s)", known(origins))
+			v.fail(rp+".origin", "names no origin in origins (%s)", known(origins, r.Origin))
 		}
 	}
 	u := &c.Unmatched
@@ -187,10 +187,10 @@ func (v *validator) routes(p string, c *Config) {
 	case u.Event == "" && (a == ActionQueue || a == ActionBlock):
 		v.fail("unmatched.event", "must be set with action %s: it names the event whose pass unmatched paths need", a)
 	case u.Event != "" && !events[u.Event]:
-		v.fail("unmatched.event", "names no event in events (%s)", known(events))
+		v.fail("unmatched.event", "names no event in events (%s)", known(events, u.Event))
 	}
 	if u.Origin != "" && !origins[u.Origin] {
-		v.fail("unmatched.origin", "names no origin in origins (%s)", known(origins))
+		v.fail("unmatched.origin", "names no origin in origins (%s)", known(origins, u.Origin))
 	}
 }
 
@@ -277,7 +277,9 @@ func routePath(p string) error {
 }
 
 // known lists the names in set for a message.
-func known(set map[string]bool) string {
+// known lists the names in set for a message about got, which is not
+// one of them, with the nearest as a suggestion.
+func known(set map[string]bool, got string) string {
 	if len(set) == 0 {
 		return "there are none"
 	}
@@ -286,5 +288,8 @@ func known(set map[string]bool) string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	if s := closest(got, names); s != "" {
+		return "known: " + strings.Join(names, ", ") + "; did you mean " + s + "?"
+	}
 	return "known: " + strings.Join(names, ", ")
 }

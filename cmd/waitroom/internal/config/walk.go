@@ -41,6 +41,40 @@ type walker struct {
 	// badRefs is set when a variable reference failed; the document then
 	// holds unexpanded text that decoding would report again, wrongly.
 	badRefs bool
+	// badLines are the lines of the values whose references failed.
+	badLines map[int]bool
+	// keyLines maps a key path ("events[0].mode", "events[0]") to the
+	// line of its key or list element, for placing problems found after
+	// decoding, which know only the path.
+	keyLines map[string]int
+}
+
+// noteKey records that the key or list element at path is on line; the
+// first place wins (a merge or an alias can reach a path twice).
+func (w *walker) noteKey(path string, line int) {
+	if w.keyLines == nil {
+		w.keyLines = make(map[string]int)
+	}
+	if _, ok := w.keyLines[path]; !ok {
+		w.keyLines[path] = line
+	}
+}
+
+// lineOfPath returns the line of path's key in the document or, for a
+// key the document leaves out, of the nearest enclosing key or list
+// element it has; 0 when none.
+func (w *walker) lineOfPath(path string) int {
+	for path != "" {
+		if l, ok := w.keyLines[path]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			break
+		}
+		path = path[:i]
+	}
+	return 0
 }
 
 type linePath struct {
@@ -128,6 +162,7 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
 			w.structMapping(n, t, path)
 		case reflect.Map:
 			for i := 0; i+1 < len(n.Content); i += 2 {
+				w.noteKey(joinPath(path, n.Content[i].Value), n.Content[i].Line)
 				w.walk(n.Content[i+1], t.Elem(), joinPath(path, n.Content[i].Value))
 			}
 		}
@@ -135,6 +170,7 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
 		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
 			for i, c := range n.Content {
 				p := fmt.Sprintf("%s[%d]", path, i)
+				w.noteKey(p, c.Line)
 				if c.Kind == yaml.ScalarNode && c.ShortTag() == "!!null" {
 					// yaml.v3 would drop the element without a word.
 					w.fail(c.Line, p, "an empty list element: fill it in or remove its -")
@@ -162,6 +198,7 @@ func (w *walker) structMapping(n *yaml.Node, t reflect.Type, path string) {
 			continue
 		}
 		ft, ok := fields.types[key.Value]
+		w.noteKey(joinPath(path, key.Value), key.Line)
 		if !ok {
 			w.fail(key.Line, joinPath(path, key.Value), "unknown key; %s", fields.suggest(key.Value))
 			continue
@@ -226,10 +263,14 @@ func (w *walker) expand(n *yaml.Node, path string) {
 	if !strings.Contains(n.Value, "$") {
 		return
 	}
-	v, errs := expandVars(n.Value, w.lookupEnv)
+	v, errs := expandVars(n.Value, w.lookupEnv, secretKeyPath(path))
 	for _, msg := range errs {
 		w.fail(n.Line, path, "%s", msg)
 		w.badRefs = true
+		if w.badLines == nil {
+			w.badLines = make(map[int]bool)
+		}
+		w.badLines[n.Line] = true
 	}
 	if len(errs) > 0 || v == n.Value {
 		return
@@ -253,9 +294,11 @@ func (w *walker) expand(n *yaml.Node, path string) {
 }
 
 // expandVars replaces ${NAME} and ${NAME:-default} in s with values from
-// lookupEnv, and $$ with $. It returns a message for each bad reference.
-// Values are inserted as they are: they are never expanded again.
-func expandVars(s string, lookupEnv func(string) (string, bool)) (string, []string) {
+// lookupEnv, and $$ with $. It returns a message for each bad reference;
+// for an unset variable in a secret's value (secret) the message says how
+// to make one. Values are inserted as they are: they are never expanded
+// again.
+func expandVars(s string, lookupEnv func(string) (string, bool), secret bool) (string, []string) {
 	var b strings.Builder
 	var errs []string
 	for i := 0; i < len(s); {
@@ -292,12 +335,29 @@ func expandVars(s string, lookupEnv func(string) (string, bool)) (string, []stri
 		switch {
 		case hasDef && v == "":
 			v = def
+		case !ok && secret:
+			errs = append(errs, fmt.Sprintf("environment variable %s is not set: make a secret with export %s=\"$(openssl rand -hex 32)\" (and keep it)", name, name))
 		case !ok:
 			errs = append(errs, fmt.Sprintf("environment variable %s is not set (set it, or give a fallback: ${%s:-default})", name, name))
 		}
 		b.WriteString(v)
 	}
 	return b.String(), errs
+}
+
+// secretKeyPath reports whether the key at path holds a secret that
+// should be random (a token or signing secret; not a password, which
+// someone else chose).
+func secretKeyPath(path string) bool {
+	if strings.HasPrefix(path, "bot_defence.captcha") {
+		return false // a CAPTCHA provider's secret comes from its dashboard
+	}
+	key := path[strings.LastIndexByte(path, '.')+1:]
+	switch key {
+	case "secret", "token", "api_token", "invite_secret", "account_secret":
+		return true
+	}
+	return false
 }
 
 func validEnvName(s string) bool {
