@@ -106,6 +106,13 @@ func TestQuickstartMinimalExample(t *testing.T) {
 	if n := strings.Count(string(data), "\n"); n > 30 {
 		t.Errorf("configs/minimal.yaml has %d lines; the README promises at most 30", n)
 	}
+	readme, err := os.ReadFile("../../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "```yaml check-config file=minimal.yaml\n"+string(data)+"```") {
+		t.Error("README.md does not show configs/minimal.yaml as it is")
+	}
 	env := quickstartEnv()
 	min, err := Parse(data, env)
 	if err != nil {
