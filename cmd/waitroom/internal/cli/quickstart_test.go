@@ -133,3 +133,19 @@ func TestDataDirSecrets(t *testing.T) {
 		t.Error("a file as the data directory")
 	}
 }
+
+// TestQuickstartStartFailure: serve --origin names the flag, not the
+// configuration key, when a listener cannot open.
+func TestQuickstartStartFailure(t *testing.T) {
+	t.Parallel()
+	busy := busyAddr(t)
+	for _, tt := range []struct{ flag, want string }{
+		{"--listen", "waitroom: --listen " + busy + ": address already in use"},
+		{"--admin", "waitroom: --admin " + busy + ": address already in use"},
+	} {
+		args := []string{"serve", "--origin", "http://127.0.0.1:3000", "--gate", "/checkout/",
+			"--data-dir", t.TempDir(), "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", tt.flag, busy}
+		code, stdout, stderr := run(t, args...)
+		checkStartFailure(t, code, stdout, stderr, tt.want)
+	}
+}

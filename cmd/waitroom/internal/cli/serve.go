@@ -73,6 +73,9 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 	log := newLogger(cfg.Log, s.stderr)
 	w, err := app.NewServe(ctx, cfg, log, app.Listeners{})
 	if err != nil {
+		if quick {
+			err = flagNames{err}
+		}
 		startFailed(s, err)
 		return exitError
 	}
@@ -142,6 +145,23 @@ func quickstartBanner(s stdio, qf *quickstartFlags, q *config.Quickstart, sec *q
 	fmt.Fprintf(&b, "  to grow this into a file: %s -o waitroom.yaml\n", qf.commandLine("init"))
 	fmt.Fprint(s.stderr, b.String())
 }
+
+// flagNames is a start-up error of serve --origin, which names the flag
+// rather than the configuration key it set: "--listen 127.0.0.1:8080:
+// address already in use".
+type flagNames struct{ err error }
+
+func (f flagNames) Error() string {
+	msg := app.OneLine(f.err)
+	for key, flag := range map[string]string{"serve.listen ": "--listen ", "admin.listen ": "--admin ", "admission.data_dir ": "--data-dir "} {
+		if rest, ok := strings.CutPrefix(msg, key); ok {
+			return flag + rest
+		}
+	}
+	return msg
+}
+
+func (f flagNames) Unwrap() error { return f.err }
 
 // httpURL is http://addr/path, with a wildcard host shown as 127.0.0.1.
 func httpURL(a net.Addr, path string) string {
