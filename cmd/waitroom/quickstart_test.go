@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitroom/waitroom/internal/testkit/browsertest"
 	"github.com/waitroom/waitroom/internal/testkit/proctest"
 )
 
@@ -294,6 +295,16 @@ func TestFiveMinutesToProtected(t *testing.T) {
 	if took > 30*time.Second {
 		t.Errorf("the first visitor took %v", took)
 	}
+	// A second visitor, in Chromium, with the real page doing the
+	// joining and polling; the room's own JavaScript brings them to the
+	// checkout.
+	br := browsertest.Start(t)
+	tab := br.NewTab(t, browsertest.AsDesktopChrome())
+	start := time.Now()
+	browsertest.Navigate(t, tab, wr.url+"/checkout/")
+	browsertest.WaitFor(t, tab, "the checkout", `document.body && document.body.innerText.includes("checkout page of the origin")`)
+	t.Logf("a second visitor in Chromium reached /checkout/ at the origin in %v", time.Since(start).Round(time.Millisecond))
+
 	// The origin answers 404 on /healthz; it stays in rotation all the
 	// same (a TCP check by default), well past three check intervals.
 	if testing.Verbose() {
@@ -351,6 +362,11 @@ func TestQuickstartOriginDown(t *testing.T) {
 	if took > 5*time.Second {
 		t.Errorf("the 502 took %v", took)
 	}
+	// What a person sees: the page in Chromium, which retries by itself.
+	tab := browsertest.Start(t).NewTab(t, browsertest.WithAcceptLanguage("de"))
+	browsertest.Navigate(t, tab, wr.url+"/")
+	browsertest.WaitFor(t, tab, "the German down page", `document.querySelector("h1") && document.querySelector("h1").textContent === "Die Seite antwortet gerade nicht"`)
+	browsertest.Screenshot(t, tab, "origin-down-de")
 	status, h, body = b.do(t, "GET", wr.url+"/", "application/json", "")
 	if status != 502 || h.Get("Retry-After") == "" || !strings.Contains(body, `"error":"origin_unavailable"`) {
 		t.Fatalf("API client: %d %v %s", status, h, body)
