@@ -40,7 +40,10 @@
 // BodyTimeout / BodyMinRate / ReadTimeout with 408; a body's first bytes
 // must arrive before the request takes an origin slot or connection.
 // Connection limits and accept back-off are proxy/netlimit's, on the
-// listeners.
+// listeners. An origin that refuses the connection or does not answer in
+// time gets the client 502 or 504 with Retry-After: the "site not
+// answering" page (static.Pages.Down) when the client asks for text/html,
+// which retries by itself, and the JSON error otherwise.
 //
 // # The waiting-room API
 //
