@@ -42,7 +42,7 @@ event, and what happens to every other path.
 	}
 	// Every problem at once: parse and validation problems together, in
 	// line order, each with its key path and what to do.
-	cfg, err := config.Check(*path, 0)
+	cfg, err := loadConfig(*path)
 	if err == nil && cfg.Roles()&config.RoleProxy != 0 {
 		// The key files are read as serve reads them: a secret_file that
 		// is short or guessable, or a PEM key that does not parse, is

@@ -8,21 +8,14 @@ import (
 )
 
 // loadConfig returns the configuration in the file at path, loaded and
-// validated; every problem names the file. With path "" it returns
+// validated (config.Check: every problem at once, each naming the file). With path "" it returns
 // config.Default() unvalidated, for a command that fills in settings from
 // its flags and then calls config.Validate itself.
 func loadConfig(path string) (*config.Config, error) {
 	if path == "" {
 		return config.Default(), nil
 	}
-	c, err := config.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := config.Validate(c); err != nil {
-		return nil, config.InFile(path, err)
-	}
-	return c, nil
+	return config.Check(path, 0)
 }
 
 // newLogger returns a logger writing to w at the level and in the format
