@@ -67,8 +67,10 @@ func (q *Quickstart) Check() error {
 	bad := func(flag, format string, args ...any) {
 		errs = append(errs, &Error{Path: flag, Msg: fmt.Sprintf(format, args...)})
 	}
-	if _, _, err := q.originAddr(); err != nil {
+	if addr, _, err := q.originAddr(); err != nil {
 		bad("--origin", "%v", err)
+	} else if listen := cmp.Or(q.Listen, DefaultServeListen); flagHostPort(listen, true) == nil && sameAddress(addr, listen) {
+		bad("--origin", "%s is where waitroom itself listens (--listen %s): run the site on another port, or give waitroom another --listen", addr, listen)
 	}
 	if len(q.Gates) == 0 {
 		bad("--gate", "give at least one path prefix to put behind the waiting room, such as --gate /checkout/")
@@ -155,6 +157,28 @@ func (q *Quickstart) originAddr() (addr string, tls bool, err error) {
 		return "", false, fmt.Errorf("%q has no valid host name or IP address", q.Origin)
 	}
 	return net.JoinHostPort(host, port), tls, nil
+}
+
+// sameAddress reports whether a connection to origin (host:port) would
+// reach the listener at listen (host:port, an empty host for every
+// interface): the same port, and the same host, or a listener on every
+// interface or on loopback with a loopback origin.
+func sameAddress(origin, listen string) bool {
+	oh, op, _ := net.SplitHostPort(origin)
+	lh, lp, _ := net.SplitHostPort(listen)
+	if op != lp {
+		return false
+	}
+	oip, lip := net.ParseIP(oh), net.ParseIP(lh)
+	switch {
+	case lh == "" || lip != nil && lip.IsUnspecified():
+		return true
+	case strings.EqualFold(oh, lh):
+		return true
+	case oip != nil && lip != nil:
+		return oip.Equal(lip) || oip.IsLoopback() && lip.IsLoopback()
+	}
+	return isLoopbackHost(oh) && isLoopbackHost(lh)
 }
 
 // validHost reports whether h is an IP address or a DNS name.

@@ -161,6 +161,11 @@ func TestQuickstartCheck(t *testing.T) {
 			`--admin: "0.0.0.0:9090" is not a loopback address: the operator API stays on this machine (127.0.0.1:PORT or [::1]:PORT)`}},
 		{"admin on every interface", func(q *Quickstart) { q.AdminListen = ":9090" }, []string{`--admin: ":9090" has no valid host`}},
 		{"name", func(q *Quickstart) { q.Name = "a\nb" }, []string{"--name: must be one line of at most 200 bytes"}},
+		{"origin is waitroom", func(q *Quickstart) { q.Origin = "http://localhost:8080" }, []string{
+			"--origin: localhost:8080 is where waitroom itself listens (--listen 127.0.0.1:8080): run the site on another port, or give waitroom another --listen"}},
+		{"origin is waitroom on every interface", func(q *Quickstart) { q.Origin, q.Listen = "http://10.0.0.5:80", ":80" }, []string{
+			"--origin: 10.0.0.5:80 is where waitroom itself listens (--listen :80): run the site on another port, or give waitroom another --listen"}},
+		{"same port, another host", func(q *Quickstart) { q.Origin, q.Listen = "http://10.0.0.5:8080", "127.0.0.1:8080" }, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			q := ok
