@@ -426,6 +426,10 @@ func (p *Proxy) auth(ctx *fasthttp.RequestCtx, rq *request) {
 				writeError(ctx, fasthttp.StatusForbidden, errPassRequired)
 				return
 			}
+			if p.crawlerPass(ctx, ip) {
+				r.counts.crawler.Inc()
+				break
+			}
 			r.counts.room.Inc()
 			writeError(ctx, fasthttp.StatusUnauthorized, errPassRequired)
 			return

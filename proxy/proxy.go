@@ -60,6 +60,8 @@ type Proxy struct {
 	stripHeaders [][]byte
 	bypassHeader []byte
 	bypassSecret []byte
+	// crawlers are Options.Crawlers compiled.
+	crawlers []crawler
 	// clientIPHeaders is the single-address client header the trusted
 	// set reads (CF-Connecting-IP, ...), set to the client address for
 	// the origin; ownXFF says X-Forwarded-For was not where the client
@@ -269,6 +271,9 @@ func New(opts Options) (*Proxy, error) {
 		p.routes = append(p.routes, cr)
 		p.caseSensitive = p.caseSensitive || r.CaseSensitive
 		p.targetOpts.EncodedSlashes = p.targetOpts.EncodedSlashes || r.EncodedSlashes
+	}
+	if p.crawlers, err = compileCrawlers(opts.Crawlers, opts.Registerer); err != nil {
+		errs = append(errs, err)
 	}
 	if p.fallback, err = p.compileUnmatched(opts.Unmatched); err != nil {
 		errs = append(errs, fmt.Errorf("proxy: unmatched: %w", err))
