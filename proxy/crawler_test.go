@@ -38,7 +38,7 @@ func TestCrawlerAllowlist(t *testing.T) {
 	r := newRig(t, withCrawler())
 	for _, c := range []struct {
 		name, ua, from, path string
-		through                bool
+		through              bool
 	}{
 		{"crawler in its ranges", googlebotUA, "66.249.64.5", "/show/seats", true},
 		{"crawler over IPv6", googlebotUA, "2001:4860:4801:10::1", "/show/seats", true},
