@@ -38,6 +38,8 @@ func (p *Proxy) serveOwn(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
 			ctx.Response.SetBodyRaw(p.jwks)
 		case bytes.HasPrefix(rest, pathStatic):
 			p.asset(ctx, rest[len(pathStatic):])
+		case bytes.HasPrefix(rest, pathNoJS):
+			p.serveNoJS(ctx, rest[len(pathNoJS):], rq)
 		default:
 			writeError(ctx, fasthttp.StatusNotFound, errNotFound)
 		}

@@ -73,6 +73,7 @@ type Proxy struct {
 	csp  []byte
 	m    *metrics
 	dm   *defenceMetrics
+	nm   *noJSMetrics
 
 	// audits keeps encoded pages of drawn tranches' audits.
 	audits *auditCache
@@ -192,6 +193,9 @@ func New(opts Options) (*Proxy, error) {
 		}
 	}
 	if p.dm, err = newDefenceMetrics(opts.Registerer); err != nil {
+		return nil, err
+	}
+	if p.nm, err = newNoJSMetrics(opts.Registerer); err != nil {
 		return nil, err
 	}
 	if d := opts.Defence; d != nil {

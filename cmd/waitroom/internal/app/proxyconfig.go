@@ -177,7 +177,11 @@ func pageConfigs(cfg *config.Config, def *defence) []static.PageConfig {
 		pc := static.PageConfig{Event: e.ID, Name: e.Name, Prefix: cfg.Serve.Prefix,
 			PositionDisplay: string(e.PositionDisplay), LogoURL: e.Page.LogoURL,
 			Colors:          static.Colors{Background: e.Page.Colors.Background, Text: e.Page.Colors.Text, Accent: e.Page.Colors.Accent},
-			DefaultLanguage: string(e.Page.DefaultLanguage), TemplateDir: e.Page.TemplateDir, JoinPath: e.LandingPath}
+			DefaultLanguage: string(e.Page.DefaultLanguage), TemplateDir: e.Page.TemplateDir, JoinPath: e.LandingPath,
+			PublicURL: cfg.Serve.PublicURL}
+		// Without JavaScript only where joining asks no proof of work: the
+		// form is then no cheaper than the script (docs/bot-defence.md).
+		pc.NoJSJoin = e.Challenge.Mode == config.ChallengeOff
 		if p := def.eventCaptcha(e); p != nil {
 			c := p.Widget().CSP
 			pc.WidgetCSP = static.CSPSources{Script: c.Script, Frame: c.Frame, Style: c.Style, Connect: c.Connect}
