@@ -85,7 +85,7 @@ func TestPublicURLValidation(t *testing.T) {
 func TestNoScriptBlock(t *testing.T) {
 	p := mustNew(t, PageConfig{Event: "open", NoJSJoin: true, Prefix: "/.well-known/wr"}, PageConfig{Event: "guarded"})
 	open := string(p.Room("open", nil))
-	ns := open[strings.Index(open, "<noscript>"):strings.Index(open, "</noscript>")]
+	ns := open[strings.LastIndex(open, "<noscript>"):strings.LastIndex(open, "</noscript>")]
 	for _, want := range []string{`<form id="wr-nojs-join" method="post" action="/.well-known/wr/nojs/join">`,
 		`<input type="hidden" name="event" value="open">`, "Join the queue</button>"} {
 		if !strings.Contains(ns, want) {
@@ -93,7 +93,7 @@ func TestNoScriptBlock(t *testing.T) {
 		}
 	}
 	guarded := string(p.Room("guarded", []byte("de")))
-	ns = guarded[strings.Index(guarded, "<noscript>"):strings.Index(guarded, "</noscript>")]
+	ns = guarded[strings.LastIndex(guarded, "<noscript>"):strings.LastIndex(guarded, "</noscript>")]
 	if strings.Contains(ns, "<form") || !strings.Contains(ns, "JavaScript ein") {
 		t.Errorf("the page of an event that needs JavaScript:\n%s", ns)
 	}
