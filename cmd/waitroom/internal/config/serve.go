@@ -21,7 +21,9 @@ type Serve struct {
 	// sees: behind a load balancer or CDN that terminates TLS. With
 	// cookies.secure auto, an https URL (or tls.listen) makes the cookies
 	// Secure and gives them the __Host- prefix (__Secure- with
-	// cookies.domain). Empty: unknown.
+	// cookies.domain). The room page's og:url (with the event's
+	// landing_path) and an absolute og:image for a same-site logo come
+	// from it, never from a request's Host. Empty: unknown (no og:url).
 	PublicURL string `yaml:"public_url"`
 	// Path prefix waitroom reserves for itself (the waiting-room API, the
 	// page's assets, /auth, /jwks.json). It starts with "/" and does not
