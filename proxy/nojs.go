@@ -240,8 +240,10 @@ func (p *Proxy) noJSNoTicket(ctx *fasthttp.RequestCtx, ev *event, outcome string
 	switch {
 	case ev.Challenge != nil:
 		s.Kind, status = static.NoJSScripts, fasthttp.StatusForbidden
-	case outcome == string(admission.StatusScheduled):
+	case outcome == string(admission.StatusScheduled) && p.clock().Before(ev.cfg.QueueOpensAt):
 		s.Kind, s.OpensAt, s.Refresh, status = static.NoJSKind(outcome), ev.cfg.QueueOpensAt, noJSScheduledRefresh, fasthttp.StatusOK
+	case outcome == string(admission.StatusScheduled):
+		s.Kind, status = static.NoJSOpen, fasthttp.StatusOK
 	case outcome == string(admission.StatusSoldOut), outcome == string(admission.StatusClosed):
 		s.Kind, status = static.NoJSKind(outcome), fasthttp.StatusOK
 	}

@@ -245,10 +245,18 @@ func TestNoJSNoTicket(t *testing.T) {
 	}
 	// A join that found the queue not yet open says so in the status URL:
 	// the page reloads and keeps the form.
+	r.clk.Set(t0.Add(-2 * time.Hour)) // "show" opens at t0-1h
 	page = v.do(t, "GET", r.url+"/_wr/nojs/status?event=show&return=%2Fshow%2F&outcome=scheduled", "", "Accept", "text/html")
 	if page.status != 200 || !strings.Contains(page.body, "The queue opens at 2026-12-01 09:00 UTC") ||
 		!strings.Contains(page.body, `content="30"`) || !strings.Contains(page.body, "<form") {
 		t.Fatalf("scheduled page: %d\n%s", page.status, page.body)
+	}
+	// Once it has opened, the reloaded page says so and stops reloading.
+	r.clk.Set(t0)
+	page = v.do(t, "GET", r.url+"/_wr/nojs/status?event=show&return=%2Fshow%2F&outcome=scheduled", "", "Accept", "text/html")
+	if page.status != 200 || !strings.Contains(page.body, "The queue is open") || strings.Contains(page.body, "http-equiv") ||
+		!strings.Contains(page.body, "<form") {
+		t.Fatalf("opened page: %d\n%s", page.status, page.body)
 	}
 	// Any other outcome is the join page.
 	if page = v.do(t, "GET", r.url+"/_wr/nojs/status?event=show&outcome=<b>", "", "Accept", "text/html"); page.status != 401 {

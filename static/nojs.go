@@ -23,6 +23,9 @@ const (
 	// NoJSJoin: the visitor has no place (no ticket cookie, or it
 	// expired): the join form.
 	NoJSJoin NoJSKind = "join"
+	// NoJSOpen: the queue a join found not yet open is open now: the
+	// join form.
+	NoJSOpen NoJSKind = "open"
 	// NoJSScripts: the event's bot defence needs JavaScript, so the
 	// visitor cannot join without it.
 	NoJSScripts NoJSKind = "scripts"
@@ -119,6 +122,8 @@ func nojsView(lang string, T map[string]string, s *NoJSState) *NoJSView {
 	switch s.Kind {
 	case NoJSJoin:
 		v.Headline, v.Message, v.Form = T["blocked_title"], T["nojs_no_ticket"], true
+	case NoJSOpen:
+		v.Headline, v.Message, v.Form = T["title"], T["nojs_open"], true
 	case NoJSScripts:
 		v.Headline, v.Message = T["nojs_scripts_title"], T["noscript"]
 	case NoJSSlowDown:

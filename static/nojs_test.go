@@ -131,6 +131,7 @@ func TestNoJSPage(t *testing.T) {
 			[]string{"Your place has expired", "<form"}, []string{"http-equiv"}},
 		{"scheduled", "en", NoJSState{Kind: "scheduled", OpensAt: time.Date(2027, 3, 1, 9, 30, 0, 0, time.FixedZone("x", 3600)), Refresh: 30, Return: "/show/"},
 			[]string{"The queue opens at 2027-03-01 08:30 UTC", "<form", `content="30"`}, nil},
+		{"open now", "de", NoJSState{Kind: NoJSOpen, Return: "/show/"}, []string{"Die Warteschlange ist offen", "<form"}, []string{"http-equiv"}},
 		{"sold out", "en", NoJSState{Kind: "sold_out"}, []string{"Sold out"}, []string{"<form", "http-equiv"}},
 		{"scripts needed", "en", NoJSState{Kind: NoJSScripts}, []string{"JavaScript is needed", "turn JavaScript on"}, []string{"<form"}},
 		{"slow down", "en", NoJSState{Kind: NoJSSlowDown, Refresh: 9}, []string{"Too many requests", `content="9"`}, nil},
