@@ -38,6 +38,8 @@ func (p *Proxy) serveOwn(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
 			ctx.Response.SetBodyRaw(p.jwks)
 		case bytes.HasPrefix(rest, pathStatic):
 			p.asset(ctx, rest[len(pathStatic):])
+		case bytes.HasPrefix(rest, pathNoJS):
+			p.serveNoJS(ctx, rest[len(pathNoJS):], rq)
 		default:
 			writeError(ctx, fasthttp.StatusNotFound, errNotFound)
 		}
@@ -425,6 +427,10 @@ func (p *Proxy) auth(ctx *fasthttp.RequestCtx, rq *request) {
 				r.counts.blocked.Inc()
 				writeError(ctx, fasthttp.StatusForbidden, errPassRequired)
 				return
+			}
+			if p.crawlerPass(ctx, ip) {
+				r.counts.crawler.Inc()
+				break
 			}
 			r.counts.room.Inc()
 			writeError(ctx, fasthttp.StatusUnauthorized, errPassRequired)

@@ -16,6 +16,9 @@
 //  4. Otherwise the first matching route decides: pass routes go to their
 //     origin; queue and block routes need a valid pass for their event.
 //     Bypass rules (CIDRs, a secret header) skip the check and are counted.
+//     Without a valid pass, an allowlisted crawler (Options.Crawlers: its
+//     User-Agent and its published address ranges both match) passes a
+//     queue route as it is, with no ticket or pass (crawler.go).
 //  5. A pass is valid when its signature, expiry, event and device binding
 //     check out and it is not revoked. Verified passes are cached (an LRU
 //     keyed by a seeded hash of the token, compared in full), so the hot
@@ -50,8 +53,13 @@
 //	GET  {prefix}/api/status?event=E[&return=/path]   status JSON; sets the pass cookie when admitted
 //	POST {prefix}/api/join   {"event":E, ...}          ticket cookie + status JSON
 //	GET  {prefix}/api/draws/{event}/{tranche}          the draw audit
+//	POST {prefix}/nojs/join  event=E[&return=/path]    the form of a browser without JavaScript: 303 to nojs/status
+//	GET  {prefix}/nojs/status?event=E&return=/path     the status as a page that reloads itself; 303 with the pass once admitted
 //	GET  {prefix}/auth                                 204 / 401 / 403 for nginx auth_request
 //	GET  {prefix}/jwks.json                            public keys of EdDSA passes
+//
+// The no-JS endpoints (nojs.go) take joins only for events without a
+// challenge, so the form is never a cheaper way in than the scripted join.
 //
 // Status for a drawn ticket reads only the ticket (cached once verified)
 // and the engine's in-memory counters: no store lookup per poll. The API

@@ -83,7 +83,7 @@ func (p *Proxy) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	rq := requestPool.Get().(*request)
-	rq.argsParsed = false
+	rq.argsParsed, rq.crawler = false, false
 	defer requestPool.Put(rq)
 	if !p.parseTarget(ctx, rq) {
 		return
@@ -123,6 +123,12 @@ func (p *Proxy) handle(ctx *fasthttp.RequestCtx) {
 		p.blocked(ctx, ev)
 		return
 	}
+	if p.crawlerPass(ctx, ip) {
+		r.counts.crawler.Inc()
+		rq.crawler = true
+		p.forward(ctx, r, ip, nil, rq, time.Time{})
+		return
+	}
 	r.counts.room.Inc()
 	if !p.enter(ctx, netlimit.API) {
 		return
@@ -153,6 +159,9 @@ type request struct {
 	// args is t.Query parsed, once query has been asked for it.
 	args       fasthttp.Args
 	argsParsed bool
+	// crawler is set for an allowlisted crawler's request, which is
+	// forwarded in the anonymous class.
+	crawler bool
 }
 
 // query returns the request's query arguments, parsed from the target
@@ -354,9 +363,9 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass 
 
 		ClientIPHeaders: p.clientIPHeaders,
 	}
-	// On a gated route only a pass or a bypass gets here.
+	// On a gated route only a pass, a bypass or a crawler gets here.
 	class := netlimit.Anonymous
-	if pass != nil || r.Action != ActionPass {
+	if pass != nil || r.Action != ActionPass && !rq.crawler {
 		class, fw.Admitted = netlimit.Admitted, true
 	}
 	if !p.enter(ctx, class) {

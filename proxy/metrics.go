@@ -43,6 +43,8 @@ type metrics struct {
 // routeCounts are one route action's outcomes.
 type routeCounts struct {
 	forwarded, bypassed, room, blocked prometheus.Counter
+	// crawler counts allowlisted crawlers forwarded without a pass.
+	crawler prometheus.Counter
 }
 
 // eventCounts are one event's counters.
@@ -61,7 +63,7 @@ func (c *eventCounts) joins(result string) prometheus.Counter {
 func newMetrics(reg prometheus.Registerer, engine *admission.Engine) (*metrics, error) {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_requests_total",
-			Help: "Requests through the gate, by route action and outcome (forwarded, bypassed, room, blocked)."},
+			Help: "Requests through the gate, by route action and outcome (forwarded, bypassed, crawler, room, blocked)."},
 			[]string{"action", "outcome"}),
 		joinsVec: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_joins_total",
 			Help: "Join requests by event and result (joined, rejoined, scheduled, sold_out, closed, refused)."},
@@ -125,6 +127,7 @@ func (m *metrics) route(a Action) *routeCounts {
 		bypassed:  m.requests.WithLabelValues(a.String(), "bypassed"),
 		room:      m.requests.WithLabelValues(a.String(), "room"),
 		blocked:   m.requests.WithLabelValues(a.String(), "blocked"),
+		crawler:   m.requests.WithLabelValues(a.String(), "crawler"),
 	}
 }
 

@@ -55,6 +55,9 @@ type Options struct {
 	Trusted *httpguard.Trusted
 	// Bypass lets staff and monitoring through without a queue.
 	Bypass Bypass
+	// Crawlers are the search engines' crawlers let through queue routes
+	// without queueing (see Crawler).
+	Crawlers []Crawler
 	// Cookies names and scopes the ticket and pass cookies.
 	Cookies Cookies
 	// Binding chooses what a ticket and a pass are bound to.

@@ -60,6 +60,8 @@ type Proxy struct {
 	stripHeaders [][]byte
 	bypassHeader []byte
 	bypassSecret []byte
+	// crawlers are Options.Crawlers compiled.
+	crawlers []crawler
 	// clientIPHeaders is the single-address client header the trusted
 	// set reads (CF-Connecting-IP, ...), set to the client address for
 	// the origin; ownXFF says X-Forwarded-For was not where the client
@@ -71,6 +73,7 @@ type Proxy struct {
 	csp  []byte
 	m    *metrics
 	dm   *defenceMetrics
+	nm   *noJSMetrics
 
 	// audits keeps encoded pages of drawn tranches' audits.
 	audits *auditCache
@@ -192,6 +195,9 @@ func New(opts Options) (*Proxy, error) {
 	if p.dm, err = newDefenceMetrics(opts.Registerer); err != nil {
 		return nil, err
 	}
+	if p.nm, err = newNoJSMetrics(opts.Registerer); err != nil {
+		return nil, err
+	}
 	if d := opts.Defence; d != nil {
 		if d.PoW == nil || d.Scorer == nil || !opts.Engine.CanShadow() {
 			return nil, errors.New("proxy: the bot defence needs a PoW, a scorer and an engine with a shadow key")
@@ -269,6 +275,9 @@ func New(opts Options) (*Proxy, error) {
 		p.routes = append(p.routes, cr)
 		p.caseSensitive = p.caseSensitive || r.CaseSensitive
 		p.targetOpts.EncodedSlashes = p.targetOpts.EncodedSlashes || r.EncodedSlashes
+	}
+	if p.crawlers, err = compileCrawlers(opts.Crawlers, opts.Registerer); err != nil {
+		errs = append(errs, err)
 	}
 	if p.fallback, err = p.compileUnmatched(opts.Unmatched); err != nil {
 		errs = append(errs, fmt.Errorf("proxy: unmatched: %w", err))

@@ -102,6 +102,18 @@ type PageConfig struct {
 	// is CSP with them added. Empty (no CAPTCHA): the room page has the
 	// strict policy of CSP.
 	WidgetCSP CSPSources
+	// PublicURL is the URL visitors reach the site at, scheme and host
+	// only (https://tickets.example.com): the room page's og:url is it
+	// followed by JoinPath, and a same-site LogoURL becomes an absolute
+	// og:image. Empty: no og:url (the Host header of a request is never
+	// trusted for it).
+	PublicURL string
+	// NoJSJoin lets visitors without JavaScript join with a plain form
+	// and wait on a page that reloads itself; false: the page tells them
+	// JavaScript is needed. Turn it on only where joining needs no proof
+	// of work (no challenge), so it is never cheaper than the scripted
+	// way (docs/bot-defence.md).
+	NoJSJoin bool
 	// Widget says how the room script drives the event's CAPTCHA widget
 	// (challenge.WidgetScript, filled in by the provider); the zero value
 	// for an event without one.
@@ -283,6 +295,9 @@ func resolve(index int, c PageConfig) (resolved, []error) {
 	} else if !validSitePath(c.JoinPath) {
 		p.add("join_path", "must be a same-site path starting with a single /")
 	}
+	if c.PublicURL != "" && !validPublicURL(c.PublicURL) {
+		p.add("public_url", "must be an http or https URL of a host, without path, query or credentials, such as https://tickets.example.com")
+	}
 	for _, d := range []struct {
 		field string
 		list  []string
@@ -388,6 +403,21 @@ func validPrefix(p string) bool {
 	}
 	return !strings.Contains(p, "/./") && !strings.Contains(p, "/../") &&
 		!strings.HasSuffix(p, "/.") && !strings.HasSuffix(p, "/..")
+}
+
+// validPublicURL checks PageConfig.PublicURL: scheme and host only.
+func validPublicURL(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" || u.User != nil || u.Opaque != "" ||
+		u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f || c == '\\' || c == '"' || c == '\'' || c == '<' || c == '>' {
+			return false
+		}
+	}
+	return true
 }
 
 // validSitePath is the page script's same-site check in Go: a path that

@@ -16,6 +16,12 @@
 // default) that the page script calls. RoomGzip and BusyGzip are the
 // same pages compressed once.
 //
+// The one page rendered per request is NoJS (nojs.go, web/nojs.html): the
+// status page of a visitor whose browser runs no script, who joined with
+// the room page's <noscript> form; it holds their position and reloads
+// itself. The room page's head carries OpenGraph and Twitter card tags
+// whose URLs come from PageConfig.PublicURL only.
+//
 // # Inline, not linked
 //
 // The default page inlines its script and stylesheet instead of linking

@@ -90,6 +90,22 @@ type TemplateData struct {
 	// RefreshSeconds is twice RetrySeconds, for the busy page's
 	// <meta http-equiv="refresh"> fallback when scripts do not run.
 	RefreshSeconds int
+	// OGURL is the room's canonical URL for og:url (PageConfig.PublicURL
+	// and JoinPath), empty without a public URL: the Host header a
+	// request names is never used. Room pages only.
+	OGURL string
+	// OGImage is the logo as an absolute https URL for og:image and
+	// twitter:image, empty without a logo (or with a same-site logo path
+	// and no public URL). Room pages only.
+	OGImage string
+	// NoJSJoin says visitors without JavaScript may join with the form
+	// in <noscript> (PageConfig.NoJSJoin); NoJSJoinURL is where it posts
+	// (Prefix+NoJSJoinPath).
+	NoJSJoin    bool
+	NoJSJoinURL string
+	// NoJS is one visitor's state on the no-JavaScript status page
+	// (nojs.html); nil on every other page.
+	NoJS *NoJSView
 }
 
 // ScriptConfig is the configuration the room page's script reads from the
@@ -133,7 +149,10 @@ type Pages struct {
 
 // eventPages are one event's pages, indexed like languages.
 type eventPages struct {
-	def          int    // the default language
+	def int // the default language
+	// nojs is the no-JavaScript page's data in each language, but for
+	// the visitor's state.
+	nojs         []TemplateData
 	csp          string // the room page's policy
 	room, roomGz [][]byte
 	busy, busyGz [][]byte // site pages only
@@ -386,6 +405,7 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 			PowJSURL:     r.Prefix + "/static/" + b.pow.solverName,
 			PowWorkerURL: r.Prefix + "/static/" + b.pow.workerName,
 			RetrySeconds: BusyRetrySeconds, RefreshSeconds: 2 * BusyRetrySeconds,
+			NoJSJoin: r.NoJSJoin, NoJSJoinURL: r.Prefix + NoJSJoinPath,
 		}
 		exec := func(tm *template.Template, script []byte) ([]byte, error) {
 			d := d
@@ -408,11 +428,15 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 				w := r.Widget
 				d.Config.Captcha = &w
 			}
+			d.OGURL, d.OGImage = openGraph(r)
 			if ev.room[li], err = exec(t.room, b.roomJS); err != nil {
 				return nil, err
 			}
 			ev.roomGz[li] = gzipped(ev.room[li])
-			d.Config = nil
+			d.Config, d.OGURL, d.OGImage = nil, "", ""
+			if err := ev.noteNoJS(d, csp); err != nil {
+				return nil, err
+			}
 		} else {
 			if ev.busy[li], err = exec(t.busy, b.busyJS); err != nil {
 				return nil, err
@@ -431,13 +455,30 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 	return ev, nil
 }
 
+// otherPages are the prefixes of the texts only other pages (or the HTML
+// the server writes) show; the room script is not sent them.
+var otherPages = []string{"busy_", "blocked_", "down_", "nojs_", "og_"}
+
+// forScript reports whether the room script shows the text named k.
+func forScript(k string) bool {
+	if k == "title" || k == "noscript" {
+		return false
+	}
+	for _, p := range otherPages {
+		if strings.HasPrefix(k, p) {
+			return false
+		}
+	}
+	return true
+}
+
 // scriptConfig is the room script's configuration: the texts it shows
 // (not those of the other pages or the ones written into the HTML).
 func scriptConfig(r resolved, lang string, texts map[string]string) *ScriptConfig {
 	c := &ScriptConfig{Event: r.Event, Name: r.Name, Prefix: r.Prefix, Lang: lang,
 		PositionDisplay: r.PositionDisplay, Texts: make(map[string]string, len(texts))}
 	for k, v := range texts {
-		if strings.HasPrefix(k, "busy_") || strings.HasPrefix(k, "blocked_") || strings.HasPrefix(k, "down_") || k == "title" || k == "noscript" {
+		if !forScript(k) {
 			continue
 		}
 		c.Texts[k] = v

@@ -308,8 +308,11 @@ func checkRoomPage(t *testing.T, d *Demo, f *fakeTurnstile) {
 		t.Fatalf("room page: HTTP %d", resp.StatusCode)
 	}
 	noscript, _ := static.BuiltinText("en", "noscript")
-	if want := `<noscript><p class="note">` + html.EscapeString(noscript) + `</p></noscript>`; !strings.Contains(string(body), want) {
-		t.Errorf("the room page lacks %s", want)
+	// An event with a challenge takes no join without JavaScript: its
+	// <noscript> explains, with no form.
+	if want := `<p class="note">` + html.EscapeString(noscript) + "</p>\n</noscript>"; !strings.Contains(string(body), want) ||
+		strings.Contains(string(body), `id="wr-nojs-join"`) {
+		t.Errorf("the room page lacks %s, or has the no-script form", want)
 	}
 	csp := resp.Header.Get("Content-Security-Policy")
 	for _, want := range []string{"frame-src " + f.widget.URL + ";", " " + f.widget.URL + "; style-src"} {

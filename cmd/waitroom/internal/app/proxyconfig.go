@@ -17,6 +17,7 @@ import (
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/cmd/waitroom/internal/config"
+	"github.com/waitroom/waitroom/plugins/iplist"
 	"github.com/waitroom/waitroom/proxy"
 	"github.com/waitroom/waitroom/proxy/httpguard"
 	"github.com/waitroom/waitroom/proxy/netlimit"
@@ -103,6 +104,9 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 			o.Binding.IPPrefix = true
 		}
 	}
+	if o.Crawlers, err = crawlers(s.Crawlers, w.log); err != nil {
+		return proxy.Options{}, err
+	}
 	o.Routes, o.Unmatched = Routes(w.cfg)
 	o.PathParameters, o.DefaultHost = pathParameters(s.PathParameters), s.DefaultHost
 	for _, e := range w.cfg.Events {
@@ -110,6 +114,22 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 			PositionDisplay: proxy.PositionDisplay(e.PositionDisplay)})
 	}
 	return o, nil
+}
+
+// crawlers loads the allowlisted crawlers' address ranges.
+func crawlers(cs []config.Crawler, log *slog.Logger) ([]proxy.Crawler, error) {
+	out := make([]proxy.Crawler, 0, len(cs))
+	for i := range cs {
+		c := &cs[i]
+		ps, err := c.Ranges()
+		if err != nil {
+			return nil, startErr(fmt.Sprintf("serve.crawlers[%d].ip_ranges_file", i), c.IPRangesFile, err)
+		}
+		set := iplist.NewSet(ps)
+		log.Info("crawler ranges loaded", "crawler", c.Name, "prefixes", len(ps), "ranges", set.Len())
+		out = append(out, proxy.Crawler{Name: c.Name, UserAgents: c.UserAgents, Ranges: set})
+	}
+	return out, nil
 }
 
 // Routes maps the configuration's routes and its unmatched setting to the
@@ -161,7 +181,11 @@ func pageConfigs(cfg *config.Config, def *defence) []static.PageConfig {
 		pc := static.PageConfig{Event: e.ID, Name: e.Name, Prefix: cfg.Serve.Prefix,
 			PositionDisplay: string(e.PositionDisplay), LogoURL: e.Page.LogoURL,
 			Colors:          static.Colors{Background: e.Page.Colors.Background, Text: e.Page.Colors.Text, Accent: e.Page.Colors.Accent},
-			DefaultLanguage: string(e.Page.DefaultLanguage), TemplateDir: e.Page.TemplateDir, JoinPath: e.LandingPath}
+			DefaultLanguage: string(e.Page.DefaultLanguage), TemplateDir: e.Page.TemplateDir, JoinPath: e.LandingPath,
+			PublicURL: cfg.Serve.PublicURL}
+		// Without JavaScript only where joining asks no proof of work: the
+		// form is then no cheaper than the script (docs/bot-defence.md).
+		pc.NoJSJoin = e.Challenge.Mode == config.ChallengeOff
 		if p := def.eventCaptcha(e); p != nil {
 			c := p.Widget().CSP
 			pc.WidgetCSP = static.CSPSources{Script: c.Script, Frame: c.Frame, Style: c.Style, Connect: c.Connect}

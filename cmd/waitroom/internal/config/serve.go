@@ -21,7 +21,9 @@ type Serve struct {
 	// sees: behind a load balancer or CDN that terminates TLS. With
 	// cookies.secure auto, an https URL (or tls.listen) makes the cookies
 	// Secure and gives them the __Host- prefix (__Secure- with
-	// cookies.domain). Empty: unknown.
+	// cookies.domain). The room page's og:url (with the event's
+	// landing_path) and an absolute og:image for a same-site logo come
+	// from it, never from a request's Host. Empty: unknown (no og:url).
 	PublicURL string `yaml:"public_url"`
 	// Path prefix waitroom reserves for itself (the waiting-room API, the
 	// page's assets, /auth, /jwks.json). It starts with "/" and does not
@@ -140,6 +142,14 @@ type Serve struct {
 	Cookies Cookies `yaml:"cookies"`
 	// Requests that pass every gate without a queue: staff and monitoring.
 	Bypass Bypass `yaml:"bypass"`
+	// Search engines' crawlers that pass queue routes without queueing:
+	// a request passes when its User-Agent contains one of user_agents
+	// AND its client address (as trusted_proxies establish it) is in the
+	// ranges of ip_ranges_file, which the crawler's operator publishes. It
+	// gets no ticket and no pass, and routes that block without a pass
+	// stay blocked. Counted in waitroom_crawler_passes_total (and
+	// waitroom_crawler_spoofed_total for the user agent from elsewhere).
+	Crawlers []Crawler `yaml:"crawlers"`
 	// Token-bucket rate limits on the waiting-room API (prefix/api/*), per
 	// client address and per network.
 	RateLimits RateLimits `yaml:"rate_limits"`
@@ -351,6 +361,26 @@ type Bypass struct {
 	// The bypass secret, at least 16 characters, from the environment
 	// (${WAITROOM_BYPASS_SECRET}); empty disables the header bypass.
 	Secret string `yaml:"secret"`
+}
+
+// Crawler is one allowlisted crawler (serve.crawlers).
+type Crawler struct {
+	// Name in metrics and logs: 1 to 64 characters from [a-z0-9_-]
+	// (googlebot).
+	Name string `yaml:"name"`
+	// Substrings of the crawler's User-Agent, ASCII case ignored, at
+	// least 3 characters each (Googlebot, bingbot).
+	UserAgents []string `yaml:"user_agents"`
+	// File of the address ranges the crawler's operator publishes:
+	// Google's googlebot.json, Bing's bingbot.json
+	// ({"prefixes":[{"ipv4Prefix":"66.249.64.0/27"},{"ipv6Prefix":...}]}),
+	// or one CIDR a line. It is read and must parse when the
+	// configuration is checked and at start-up (a restart picks up a new
+	// version); a range wider than a /8 (IPv4) or /32 (IPv6) is refused.
+	IPRangesFile string `yaml:"ip_ranges_file"`
+	// The file's format: auto (detected, the default), gcp (Google's and
+	// Bing's JSON), cidr, aws, azure, oracle or geofeed.
+	IPRangesFormat string `yaml:"ip_ranges_format"`
 }
 
 // RateLimits configures the token buckets on the waiting-room API.

@@ -97,6 +97,7 @@ func (v *validator) serve(path string, s *Serve) {
 	v.keys(path+".keys", &s.Keys)
 	v.cookies(path+".cookies", &s.Cookies)
 	v.bypass(path+".bypass", &s.Bypass)
+	v.crawlers(path+".crawlers", s.Crawlers)
 	v.rateLimits(path+".rate_limits", &s.RateLimits)
 }
 
