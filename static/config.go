@@ -106,6 +106,10 @@ type PageConfig struct {
 	// (challenge.WidgetScript, filled in by the provider); the zero value
 	// for an event without one.
 	Widget WidgetScript
+	// Invites tells the room page that the event has lanes that take
+	// invite codes: it shows a code field (and reads a code from a link's
+	// #invite=CODE). Without it the page shows none.
+	Invites bool
 }
 
 // WidgetScript is how the room script drives a CAPTCHA widget, as its

@@ -112,6 +112,9 @@ type ScriptConfig struct {
 	// Captcha says how to drive the event's CAPTCHA widget, whose site
 	// key and script URL come with a challenge; absent without one.
 	Captcha *WidgetScript `json:"captcha,omitempty"`
+	// Invites: the event takes invite codes, the page shows a code field
+	// (PageConfig.Invites).
+	Invites bool `json:"invites,omitempty"`
 }
 
 // Pages are every event's pre-rendered waiting-room pages and the static
@@ -130,6 +133,7 @@ type eventPages struct {
 	def          int    // the default language
 	csp          string // the room page's policy
 	room, roomGz [][]byte
+	draw, drawGz [][]byte // the draw page (draw.go)
 	busy, busyGz [][]byte // site pages only
 	blocked      [][]byte
 }
@@ -143,12 +147,13 @@ type asset struct {
 // templates are the three page templates of one template directory (or
 // the embedded ones).
 type templates struct {
-	room, busy, blocked *template.Template
+	room, busy, blocked, draw *template.Template
 }
 
 // builtin are the embedded assets, read once.
 type builtin struct {
 	roomJS, busyJS, css []byte
+	drawJS              []byte
 	jsName, cssName     string
 	pow                 powScripts
 }
@@ -161,7 +166,8 @@ func loadBuiltin() builtin {
 		}
 		return b
 	}
-	b := builtin{roomJS: compactJS(read("room.js")), busyJS: compactJS(read("busy.js")), css: read("room.css")}
+	b := builtin{roomJS: compactJS(read("room.js")), busyJS: compactJS(read("busy.js")), css: read("room.css"),
+		drawJS: compactJS(read("draw.js"))}
 	b.jsName = hashedName("room", ".js", b.roomJS)
 	b.cssName = hashedName("room", ".css", b.css)
 	b.pow = loadPow(read)
@@ -303,6 +309,7 @@ func parseTemplates(fsys fs.FS, dir string, all bool) (*templates, error) {
 		{"room.html", true, &t.room},
 		{"busy.html", all, &t.busy},
 		{"blocked.html", all, &t.blocked},
+		{"draw.html", all, &t.draw},
 	} {
 		path := f.name
 		if dir != "." {
@@ -343,6 +350,9 @@ func (t *templates) fill(def *templates) {
 	if t.blocked == nil {
 		t.blocked = def.blocked
 	}
+	if t.draw == nil {
+		t.draw = def.draw
+	}
 }
 
 // render executes r's pages in every language. The site pages (site)
@@ -352,6 +362,7 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 	n := len(languages)
 	if !site {
 		ev.room, ev.roomGz, ev.blocked = make([][]byte, n), make([][]byte, n), make([][]byte, n)
+		ev.draw, ev.drawGz = make([][]byte, n), make([][]byte, n)
 	} else {
 		ev.busy, ev.busyGz, ev.blocked = make([][]byte, n), make([][]byte, n), make([][]byte, n)
 	}
@@ -400,6 +411,11 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 				return nil, err
 			}
 			ev.roomGz[li] = gzipped(ev.room[li])
+			d.Config = drawConfig(r, lang, texts)
+			if ev.draw[li], err = exec(t.draw, b.drawJS); err != nil {
+				return nil, err
+			}
+			ev.drawGz[li] = gzipped(ev.draw[li])
 			d.Config = nil
 		} else {
 			if ev.busy[li], err = exec(t.busy, b.busyJS); err != nil {
@@ -418,9 +434,10 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 // (not those of the other pages or the ones written into the HTML).
 func scriptConfig(r resolved, lang string, texts map[string]string) *ScriptConfig {
 	c := &ScriptConfig{Event: r.Event, Name: r.Name, Prefix: r.Prefix, Lang: lang,
-		PositionDisplay: r.PositionDisplay, Texts: make(map[string]string, len(texts))}
+		PositionDisplay: r.PositionDisplay, Texts: make(map[string]string, len(texts)), Invites: r.Invites}
 	for k, v := range texts {
-		if strings.HasPrefix(k, "busy_") || strings.HasPrefix(k, "blocked_") || k == "title" || k == "noscript" {
+		if strings.HasPrefix(k, "busy_") || strings.HasPrefix(k, "blocked_") || strings.HasPrefix(k, "dp_") || k == "title" || k == "noscript" ||
+			k == "invite_label" || k == "invite_hint" || k == "invite_submit" {
 			continue
 		}
 		c.Texts[k] = v

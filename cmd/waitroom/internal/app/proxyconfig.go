@@ -167,6 +167,9 @@ func pageConfigs(cfg *config.Config, def *defence) []static.PageConfig {
 		if pc.Name == "" {
 			pc.Name = e.ID
 		}
+		for _, l := range e.Lanes {
+			pc.Invites = pc.Invites || l.InviteSecret != ""
+		}
 		if len(e.Page.Texts) > 0 {
 			pc.Texts = make(map[string]map[string]string, len(e.Page.Texts))
 			for lang, texts := range e.Page.Texts {
