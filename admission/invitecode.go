@@ -129,13 +129,13 @@ func NormalizeInvite(s string) (norm string, ok bool) {
 		}
 		return b.String(), true
 	}
-	norm = strings.Map(func(r rune) rune {
-		if r == ' ' || r == '\t' || r == '\n' || r == '\r' {
-			return -1
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			out = append(out, c)
 		}
-		return r
-	}, s)
-	return norm, norm != ""
+	}
+	return string(out), len(out) > 0
 }
 
 // parseShortInvite decodes a canonical short code (as NormalizeInvite

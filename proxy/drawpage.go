@@ -30,14 +30,15 @@ func (p *Proxy) drawPage(ctx *fasthttp.RequestCtx, rest []byte) {
 
 // parseDrawPath reads "{event}/{tranche}" (what follows {prefix}/draw/):
 // an event id of 1 to 64 characters without a slash and a tranche number
-// of at most nine digits, nothing else.
+// of at most nine digits without a leading zero, nothing else.
 func parseDrawPath(rest []byte) (event []byte, tranche int, ok bool) {
 	i := bytes.IndexByte(rest, '/')
 	if i <= 0 || i > 64 {
 		return nil, 0, false
 	}
-	tranche, ok = parseSmallInt(rest[i+1:])
-	if !ok {
+	num := rest[i+1:]
+	tranche, ok = parseSmallInt(num)
+	if !ok || len(num) > 1 && num[0] == '0' { // one spelling per tranche
 		return nil, 0, false
 	}
 	return rest[:i], tranche, true
