@@ -2,11 +2,11 @@ package admission
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"hash"
 	"runtime"
 	"slices"

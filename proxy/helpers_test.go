@@ -1,8 +1,8 @@
 package proxy
 
 import (
-	crand "crypto/rand"
 	"context"
+	crand "crypto/rand"
 	"io"
 	"log/slog"
 	"net"
@@ -123,7 +123,7 @@ var testInviteSecret = func() []byte {
 func showEvent() admission.EventConfig {
 	return admission.EventConfig{ID: "show", QueueOpensAt: t0.Add(-time.Hour), OnSaleAt: t0.Add(10 * time.Second),
 		Controller: admission.ControllerConfig{InitialActive: 50},
-		Lanes: []admission.LaneConfig{{Name: "presale", Priority: true, Access: admission.LaneAccess{InviteSecret: testInviteSecret}}}}
+		Lanes:      []admission.LaneConfig{{Name: "presale", Priority: true, Access: admission.LaneAccess{InviteSecret: testInviteSecret}}}}
 }
 
 type rigOption func(*Options)
