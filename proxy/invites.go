@@ -23,11 +23,11 @@ import (
 
 // DefaultWrongInvites is the wrong-code budget of Options.WrongInvites
 // left at its zero value: 10 wrong codes from one address at once, then
-// one a minute; 100 from one prefix (an IPv4 /24, an IPv6 /48), then 12
-// a minute.
+// one every 50 s; 100 from one prefix (an IPv4 /24, an IPv6 /48), then
+// one every 5 s.
 var DefaultWrongInvites = ratelimit.Config{
-	PerIP:     ratelimit.Bucket{Rate: 1.0 / 60, Burst: 10},
-	PerPrefix: ratelimit.Bucket{Rate: 12.0 / 60, Burst: 100},
+	PerIP:     ratelimit.Bucket{Rate: 0.02, Burst: 10},
+	PerPrefix: ratelimit.Bucket{Rate: 0.2, Burst: 100},
 	TableSize: 1 << 15,
 }
 

@@ -65,6 +65,10 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 	if err != nil {
 		return proxy.Options{}, err
 	}
+	wrong := ratelimit.Config{
+		PerIP:      ratelimit.Bucket{Rate: s.RateLimits.WrongInvites.PerIP.Rate, Burst: s.RateLimits.WrongInvites.PerIP.Burst},
+		PerPrefix:  ratelimit.Bucket{Rate: s.RateLimits.WrongInvites.PerPrefix.Rate, Burst: s.RateLimits.WrongInvites.PerPrefix.Burst},
+		IPv4Prefix: s.RateLimits.IPv4Prefix, IPv6Prefix: s.RateLimits.IPv6Prefix, TableSize: s.RateLimits.TableSize}
 	budget, err := netlimit.NewBudget(s.MaxInFlight, [netlimit.NumClasses]float64{
 		netlimit.Admitted: s.Reserved.Admitted, netlimit.API: s.Reserved.API})
 	if err != nil {
@@ -77,7 +81,7 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 		w.reg.MustRegister(w.netm)
 	}
 	o := proxy.Options{Prefix: s.Prefix, Engine: w.Engine, Keys: keys, Pages: pages, Origins: w.origins,
-		Trusted: httpguard.NewTrustedHeader(trusted, s.ClientIPHeader), PassCacheSize: s.PassCacheSize, Limiter: limiter,
+		Trusted: httpguard.NewTrustedHeader(trusted, s.ClientIPHeader), PassCacheSize: s.PassCacheSize, Limiter: limiter, WrongInvites: wrong,
 		Meter: w.Meter, Registerer: w.reg, Logger: w.log, Budget: budget,
 		Bypass: proxy.Bypass{CIDRs: bypass, Header: s.Bypass.Header, Secret: s.Bypass.Secret},
 		Cookies: proxy.Cookies{Ticket: s.Cookies.Ticket, Pass: s.Cookies.Pass, Domain: s.Cookies.Domain,
