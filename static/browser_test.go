@@ -319,8 +319,8 @@ func TestPageInChromium(t *testing.T) {
 		if v := browsertest.Eval[string](t, ctx, `document.getElementById("wr-bar").getAttribute("aria-valuenow")`); v != "0" {
 			t.Errorf("progress %s at the first position; want 0", v)
 		}
-		if href := browsertest.Eval[string](t, ctx, `document.getElementById("wr-audit").getAttribute("href")`); href != "/_wr/api/draws/summer/0" {
-			t.Errorf("audit link %q", href)
+		if href := browsertest.Eval[string](t, ctx, `document.getElementById("wr-audit").getAttribute("href")`); href != "/_wr/draw/summer/0" {
+			t.Errorf("the draw link goes to %q, want the draw page", href)
 		}
 		waitText(t, ctx, "wr-draw-text", "Everyone who arrived before the sale started was put in a random order by a public draw.")
 		if browsertest.Eval[bool](t, ctx, `!document.getElementById("wr-countdown").hidden`) {

@@ -29,8 +29,8 @@ const ContentTypeHTML = "text/html; charset=utf-8"
 // the busy page.
 const BusyRetrySeconds = 5
 
-// TemplateData is what room.html, busy.html and blocked.html are executed
-// with, for one event and one language. Override templates (PageConfig.
+// TemplateData is what room.html, busy.html, blocked.html and draw.html
+// are executed with, for one event and one language. Override templates (PageConfig.
 // TemplateDir) use the same fields; the embedded templates in web/ are
 // the reference. A page must be the same for every visitor, so there is
 // nothing per visitor here: the page script gets that from the JSON API.
@@ -297,8 +297,8 @@ func New(cfgs []PageConfig) (*Pages, error) {
 	return p, nil
 }
 
-// parseTemplates reads room.html (required) and busy.html and
-// blocked.html (optional unless all) from dir of fsys.
+// parseTemplates reads room.html (required) and busy.html, blocked.html
+// and draw.html (optional unless all) from dir of fsys.
 func parseTemplates(fsys fs.FS, dir string, all bool) (*templates, error) {
 	t := &templates{}
 	for _, f := range []struct {
