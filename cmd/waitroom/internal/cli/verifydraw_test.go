@@ -89,13 +89,13 @@ func tamper(t *testing.T, real string, f func(a map[string]any)) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		resp, err := http.Get(real + r.URL.RequestURI())
 		if err != nil {
-			http.Error(w, err.Error(), 502)
+			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
 		defer resp.Body.Close()
 		var a map[string]any
 		if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
-			http.Error(w, err.Error(), 502)
+			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
 		f(a)
