@@ -39,7 +39,7 @@ const (
 	maxVerifyRedirects = 3
 )
 
-const verifyDrawHelp = `Usage: waitroom verify-draw [-timeout D] URL
+const verifyDrawHelp = `Usage: waitroom verify-draw [-commitment HEX] [-timeout D] URL
 
 Checks a published draw of a waiting room, as anyone can: URL is the draw
 page (https://shop.example/_wr/draw/EVENT/TRANCHE, the room's "Check the
@@ -51,12 +51,16 @@ revealed seed is the commitment published before the draw, that the draw
 was made after the tranche closed, that the pages join up to the count
 published, and that the entries (SHA-256 of each visitor's id) are in the
 order the seed gives: ascending HMAC-SHA256(seed, entry), no entry twice.
+With -commitment, the commitment you saw before the draw (the draw page
+and the JSON show it while the tranche is open) must be the one published:
+that is what shows the seed was not chosen after the arrivals were known.
 Prints OK and a summary, or exactly what does not match, and exits 1.
 `
 
 func runVerifyDraw(ctx context.Context, args []string, s stdio) int {
 	fs := newFlags("verify-draw", verifyDrawHelp)
 	timeout := fs.Duration("timeout", 30*time.Second, "give up on one request after `D`")
+	seen := fs.String("commitment", "", "the commitment (`HEX`) seen before the draw, which the published one must equal")
 	if code, done := parseFlags(fs, args, s); done {
 		return code
 	}
@@ -70,7 +74,13 @@ func runVerifyDraw(ctx context.Context, args []string, s stdio) int {
 	if err != nil {
 		return badUsage(fs, s, "%v", err)
 	}
-	v := &drawVerifier{client: verifyClient(*timeout), base: base, ua: "waitroom-verify-draw/" + version.Version}
+	if *seen != "" {
+		if _, err := decodeHash("-commitment", strings.ToLower(*seen)); err != nil {
+			return badUsage(fs, s, "%v", err)
+		}
+	}
+	v := &drawVerifier{client: verifyClient(*timeout), base: base, ua: "waitroom-verify-draw/" + version.Version,
+		seen: strings.ToLower(*seen)}
 	sum, err := v.run(ctx)
 	if err != nil {
 		fmt.Fprintf(s.stderr, "waitroom verify-draw: %s: %v\n", base, err)
@@ -150,6 +160,9 @@ type drawVerifier struct {
 	ua     string
 	// pageSize is the page asked for (verifyPageSize when 0).
 	pageSize int
+	// seen is the commitment seen before the draw, in lower-case hex
+	// ("": not checked).
+	seen string
 }
 
 func (v *drawVerifier) size() int {
@@ -218,6 +231,9 @@ func (v *drawVerifier) run(ctx context.Context) (string, error) {
 	commitment, err := decodeHash("the commitment", first.Commitment)
 	if err != nil {
 		return "", err
+	}
+	if v.seen != "" && v.seen != first.Commitment {
+		return "", fmt.Errorf("the published commitment %s is not the %s seen before the draw", first.Commitment, v.seen)
 	}
 	if !first.Drawn {
 		return "", fmt.Errorf("tranche %d of event %s is not drawn yet (commitment %s); try again after it closes", first.Tranche, first.Event, first.Commitment)
@@ -307,6 +323,9 @@ func (v *drawVerifier) run(ctx context.Context) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "OK: the draw of tranche %d of event %s (lane %s) checks out\n", first.Tranche, first.Event, first.Lane)
 	fmt.Fprintf(&b, "  commitment  %s = SHA-256(seed)", first.Commitment)
+	if v.seen != "" {
+		b.WriteString(", the one seen before the draw")
+	}
 	if first.CommittedFrom != nil {
 		fmt.Fprintf(&b, ", published from %s", first.CommittedFrom.Format(time.RFC3339))
 	}

@@ -120,6 +120,19 @@ func TestVerifyDraw(t *testing.T) {
 		}
 		t.Logf("verify-draw %s:\n%s", u, out)
 	}
+	var a struct{ Commitment string }
+	resp, err := http.Get(base + "/_wr/api/draws/demo-concert/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(resp.Body).Decode(&a)
+	resp.Body.Close()
+	if code, out, errOut := run(t, "verify-draw", "-commitment", strings.ToUpper(a.Commitment), base+"/_wr/draw/demo-concert/0"); code != 0 || !strings.Contains(out, "the one seen before the draw") {
+		t.Errorf("with the commitment seen: exit %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := run(t, "verify-draw", "-commitment", strings.Repeat("0", 64), base+"/_wr/draw/demo-concert/0"); code != 1 || !strings.Contains(errOut, "is not the "+strings.Repeat("0", 64)+" seen before the draw") {
+		t.Errorf("with another commitment: exit %d %s", code, errOut)
+	}
 	au, _ := auditURL(base + "/_wr/draw/demo-concert/0")
 	v := &drawVerifier{client: verifyClient(10 * time.Second), base: au, ua: "test", pageSize: 4}
 	if sum, err := v.run(t.Context()); err != nil || !strings.Contains(sum, "entries     23") {
@@ -173,6 +186,7 @@ func TestVerifyDrawUsage(t *testing.T) {
 		{[]string{"verify-draw", "https://shop.example/events/e"}, "is not the path of a draw"},
 		{[]string{"verify-draw", "https://shop.example/_wr/draw/e/01"}, "is not the path of a draw"},
 		{[]string{"verify-draw", "https://user:pw@shop.example/_wr/draw/e/0"}, "must be an http or https URL"},
+		{[]string{"verify-draw", "-commitment", "abc", "https://shop.example/_wr/draw/e/0"}, "-commitment \"abc\" is not 32 bytes of hex"},
 	} {
 		if code, _, errOut := run(t, c.args...); code != 2 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d: %s", c.args, code, errOut)
