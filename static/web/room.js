@@ -706,6 +706,9 @@
     if (a && ok) {
       a.href = link;
       a.textContent = t("draw_link");
+      // In a tab of its own: this one keeps the place and moves on.
+      a.target = "_blank";
+      a.rel = "noopener";
     }
     show("wr-audit", ok);
   }

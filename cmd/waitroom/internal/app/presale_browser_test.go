@@ -107,8 +107,8 @@ func TestInviteInChromium(t *testing.T) {
 	}
 }
 
-// TestDrawPageInChromium: the draw page, reached by the room's "Check the
-// draw" link, shows the commitment (and that this browser saw the same
+// TestDrawPageInChromium: the draw page, where the room's "Check the draw"
+// link goes (in a tab of its own, so the room keeps the place), shows the commitment (and that this browser saw the same
 // one before the draw), checks the seed, and finds the visitor's entry
 // in a draw of several audit pages, at the place the published order
 // gives.
@@ -157,10 +157,10 @@ func TestDrawPageInChromium(t *testing.T) {
 	resp.Body.Close()
 	browsertest.Navigate(t, tab, d.URL+"events/demo-concert")
 	browsertest.WaitFor(t, tab, "the draw's link", `(function(){var a=document.getElementById("wr-audit");return a&&!a.hidden&&!a.closest("[hidden]")&&document.getElementById("wr-position").textContent!==""})()`)
-	if href := browsertest.Eval[string](t, tab, `document.getElementById("wr-audit").getAttribute("href")`); href != "/_wr/draw/demo-concert/0" {
-		t.Fatalf("Check the draw links to %q", href)
+	if href := browsertest.Eval[string](t, tab, `document.getElementById("wr-audit").getAttribute("href") + " " + document.getElementById("wr-audit").target`); href != "/_wr/draw/demo-concert/0 _blank" {
+		t.Fatalf("Check the draw links to %q, want the draw page in a tab of its own", href)
 	}
-	browsertest.Eval[bool](t, tab, `(document.getElementById("wr-audit").click(), true)`)
+	browsertest.Navigate(t, tab, d.URL+"_wr/draw/demo-concert/0")
 	browsertest.WaitFor(t, tab, "the seed checked", `document.getElementById("dp-seed-check").textContent === "✓ Your browser computed its SHA-256: it matches the commitment."`)
 	if got := browsertest.Eval[string](t, tab, `document.getElementById("dp-seen").textContent`); !strings.HasPrefix(got, "Your browser saw this same commitment at ") {
 		t.Errorf("the commitment seen before the draw: %q", got)
