@@ -274,7 +274,7 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 	b := p.opts.Binding.binder(ctx.Request.Header.UserAgent(), ip)
 	jr := admission.JoinRequest{Lane: req.Lane, Binding: b.hash().String(),
 		Credential: admission.Credential{Invite: req.Invite, Account: req.Account, AccountProof: req.AccountProof}}
-	if jr.Credential.Invite != "" && !p.inviteAllowed(ctx, ip, now) {
+	if jr.Credential.Invite != "" && !p.inviteAllowed(ctx, ev, ip, now) {
 		ev.counts.joins("refused").Inc()
 		return
 	}
@@ -294,13 +294,13 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 	res, err := p.engine.Arrive(p.base, ev.ID, jr)
 	if err != nil {
 		ev.counts.joins("refused").Inc()
-		if jr.Credential.Invite == "" || !p.inviteRefused(ctx, ip, now, err) {
+		if jr.Credential.Invite == "" || !p.inviteRefused(ctx, ev, ip, now, err) {
 			p.engineFailed(ctx, ev, err)
 		}
 		return
 	}
-	if jr.Credential.Invite != "" {
-		p.invites.redeemed.Inc()
+	if jr.Credential.Invite != "" && res.Placed {
+		p.invites.add(ev.ID, res.Ticket.Lane, inviteRedeemed)
 	}
 	if res.Issue && !p.setTicket(ctx, ev, res.Ticket, &b) {
 		return

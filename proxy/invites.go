@@ -33,18 +33,30 @@ var DefaultWrongInvites = ratelimit.Config{
 
 var errTooManyCodes = newAPIError("too_many_codes", "too many wrong invite codes from this network; wait before trying another")
 
-// inviteCounts counts joins with an invite code by result.
+// inviteCounts counts joins with an invite code by event, lane and
+// result. Joins with a code are rare next to status polls: the series is
+// looked up per join.
 type inviteCounts struct {
-	vec                          *prometheus.CounterVec
-	redeemed, wrong, used, limit prometheus.Counter
+	vec *prometheus.CounterVec
+}
+
+// The results of a join with a code.
+const (
+	inviteRedeemed = "redeemed"
+	inviteWrong    = "wrong"
+	inviteUsed     = "used"
+	inviteLimited  = "limited"
+)
+
+func (c *inviteCounts) add(event, lane, result string) {
+	c.vec.WithLabelValues(event, lane, result).Inc()
 }
 
 func newInviteCounts(reg prometheus.Registerer) (*inviteCounts, error) {
 	vec := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_invite_codes_total",
-		Help: "Joins with an invite code, by result: redeemed (a place in the code's lane, or the visitor's own place again), wrong (no lane's secret signs it), used (redeemed before by another visitor), limited (refused unread: the client's wrong-code budget is spent)."},
-		[]string{"result"})
-	c := &inviteCounts{vec: vec, redeemed: vec.WithLabelValues("redeemed"), wrong: vec.WithLabelValues("wrong"),
-		used: vec.WithLabelValues("used"), limit: vec.WithLabelValues("limited")}
+		Help: "Joins with an invite code, by event, lane (the code's, when it is redeemed; empty otherwise) and result: redeemed (a place in the code's lane, or the visitor's own place again), wrong (no lane's secret signs it), used (redeemed before by another visitor), limited (refused unread: the client's wrong-code budget is spent)."},
+		[]string{"event", "lane", "result"})
+	c := &inviteCounts{vec: vec}
 	if reg != nil {
 		if err := reg.Register(vec); err != nil {
 			return nil, err
@@ -65,12 +77,12 @@ func newInviteLimiter(opts *Options) (*ratelimit.Limiter, error) {
 
 // inviteAllowed reports whether ip may try an invite code now, answering
 // 429 with Retry-After itself when it may not.
-func (p *Proxy) inviteAllowed(ctx *fasthttp.RequestCtx, ip netip.Addr, now time.Time) bool {
+func (p *Proxy) inviteAllowed(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, now time.Time) bool {
 	wait := p.wrongCodes.WaitAt(ip, now)
 	if wait == 0 {
 		return true
 	}
-	p.invites.limit.Inc()
+	p.invites.add(ev.ID, "", inviteLimited)
 	ctx.Response.Header.Set("Retry-After", strconv.Itoa(max(1, int((wait+time.Second-1)/time.Second))))
 	writeError(ctx, fasthttp.StatusTooManyRequests, errTooManyCodes)
 	return false
@@ -79,14 +91,14 @@ func (p *Proxy) inviteAllowed(ctx *fasthttp.RequestCtx, ip netip.Addr, now time.
 // inviteRefused answers a join whose invite code the engine refused, and
 // charges the client's wrong-code budget; it reports false for an error
 // that is not about the code.
-func (p *Proxy) inviteRefused(ctx *fasthttp.RequestCtx, ip netip.Addr, now time.Time, err error) bool {
+func (p *Proxy) inviteRefused(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, now time.Time, err error) bool {
 	switch {
 	case errors.Is(err, admission.ErrInviteUsed):
-		p.invites.used.Inc()
+		p.invites.add(ev.ID, "", inviteUsed)
 		p.wrongCodes.AllowAt(ip, now)
 		writeError(ctx, fasthttp.StatusConflict, errInviteUsed)
 	case errors.Is(err, admission.ErrNotAllowed), errors.Is(err, admission.ErrBadCredential):
-		p.invites.wrong.Inc()
+		p.invites.add(ev.ID, "", inviteWrong)
 		p.wrongCodes.AllowAt(ip, now)
 		writeError(ctx, fasthttp.StatusForbidden, errNotAllowed)
 	default:

@@ -54,7 +54,7 @@ func TestInviteJoin(t *testing.T) {
 	if pub.Lane != "public" || moved.Lane != "presale" || moved.Visitor == pub.Visitor {
 		t.Fatalf("public %+v, then with a code %+v", pub, moved)
 	}
-	if n := counterValue(t, r.reg, "waitroom_invite_codes_total", map[string]string{"result": "redeemed"}); n != 3 {
+	if n := counterValue(t, r.reg, "waitroom_invite_codes_total", map[string]string{"event": "show", "lane": "presale", "result": "redeemed"}); n != 3 {
 		t.Errorf("redeemed counter %v, want 3", n)
 	}
 }
