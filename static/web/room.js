@@ -353,12 +353,14 @@
     show("wr-invite-msg", s !== "");
   }
 
-  // Shown while the visitor waits in the public lane.
+  // Shown while the visitor waits in the public lane; in a code's lane
+  // the page says so instead.
   function inviteShow(s) {
     var st = s.status;
-    var on = !!C.invites && (s.lane || "public") === "public" &&
-      (st === "scheduled" || st === "prequeue" || st === "waiting_for_draw" || st === "waiting" || st === "paused");
+    var waiting = st === "scheduled" || st === "prequeue" || st === "waiting_for_draw" || st === "waiting" || st === "paused";
+    var on = !!C.invites && (s.lane || "public") === "public" && waiting;
     show("wr-invite", on);
+    if (C.invites && s.lane && s.lane !== "public") inviteNote(waiting ? t("invite_ok") : "", false);
     if (on && linkCode && st !== "scheduled") {
       var f = $("wr-invite");
       linkCode = "";

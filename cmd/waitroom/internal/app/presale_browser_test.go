@@ -43,7 +43,7 @@ func useCode(t *testing.T, tab context.Context, code string) {
 func waitInviteMessage(t *testing.T, tab context.Context, want string) {
 	t.Helper()
 	browsertest.WaitFor(t, tab, "invite message "+want,
-		fmt.Sprintf(`(function(){var e=document.getElementById("wr-invite-msg");return e&&!e.hidden&&e.textContent===%q})()`, want))
+		fmt.Sprintf(`(function(){var e=document.getElementById("wr-invite-msg");return e&&!e.closest("[hidden]")&&e.textContent===%q})()`, want))
 }
 
 // TestInviteInChromium: an event with a code-gated lane shows the invite
@@ -105,6 +105,7 @@ func TestInviteInChromium(t *testing.T) {
 	if !browsertest.Eval[bool](t, fan, `document.getElementById("wr-invite").hidden`) {
 		t.Error("the invite field shows for a visitor already in the presale")
 	}
+	waitInviteMessage(t, fan, "Code accepted: you are in the presale queue.")
 }
 
 // TestDrawPageInChromium: the draw page, where the room's "Check the draw"
