@@ -92,7 +92,19 @@ func (e *Engine) Arrive(ctx context.Context, id string, req JoinRequest) (Arriva
 		return Arrival{}, err
 	}
 	now := e.clock()
-	if old := req.Existing; old != nil && old.Event == id {
+	if req.Credential.Invite != "" {
+		inv, ok := NormalizeInvite(req.Credential.Invite)
+		if !ok {
+			return Arrival{}, ErrNotAllowed
+		}
+		req.Credential.Invite = inv
+		if req.Lane == "" {
+			if req.Lane = ev.inviteLane(inv); req.Lane == "" {
+				return Arrival{}, ErrNotAllowed
+			}
+		}
+	}
+	if old := req.Existing; old != nil && old.Event == id && !switchesLane(old, &req) {
 		res, err := e.status(ctx, ev, *old, now)
 		a := Arrival{Outcome: OutcomeRejoined, Status: res.Status, Placed: err == nil, Ticket: res.Ticket,
 			Issue: res.Ticket != *old, Pass: res.Pass}
@@ -138,6 +150,36 @@ func (e *Engine) Arrive(ctx context.Context, id string, req JoinRequest) (Arriva
 		a.Outcome = OutcomeShadowed
 	}
 	return a, err
+}
+
+// inviteLane is the lane whose invite secret verifies inv, or "": a
+// visitor gives the code, not the lane it is for.
+func (ev *event) inviteLane(inv string) string {
+	for _, l := range ev.lanes {
+		if s := l.cfg.Access.InviteSecret; s != nil {
+			if _, _, err := ParseInvite(s, ev.cfg.ID, inv); err == nil {
+				return l.cfg.Name
+			}
+		}
+	}
+	return ""
+}
+
+// switchesLane reports whether a visitor holding old asks, with a
+// credential, for a place in another lane: one waiting in the public
+// queue who then enters an invite code moves to the presale. Without a
+// credential, or for the lane they are in, they keep their place (and a
+// code is not spent twice by the same visitor).
+func switchesLane(old *Ticket, req *JoinRequest) bool {
+	c := req.Credential
+	if c.Invite == "" && c.Account == "" {
+		return false
+	}
+	name := req.Lane
+	if name == "" {
+		name = PublicLane
+	}
+	return name != old.Lane
 }
 
 // noPlace is the status of a join that gives no place.

@@ -5,6 +5,8 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"hash"
 	"runtime"
 	"slices"
@@ -154,19 +156,52 @@ func Find(seed []byte, ordered []VisitorID, v VisitorID) int {
 
 // CheckAudit verifies a published draw: the seed matches the commitment
 // and the hashes are in the order their keys give. It is what any
-// visitor (or journalist) can run on the audit data.
+// visitor (or journalist) can run on the audit data; VerifyAudit says
+// what is wrong.
 func CheckAudit(commitment [32]byte, seed []byte, hashes [][32]byte) bool {
+	return VerifyAudit(commitment, seed, hashes) == nil
+}
+
+// ErrCommitmentMismatch: a published seed whose SHA-256 is not the
+// commitment published before the draw.
+var ErrCommitmentMismatch = errors.New("admission: SHA-256 of the seed is not the commitment")
+
+// OrderError is a published draw's first entry out of order.
+type OrderError struct {
+	// Index is the entry's position in the published list (from 0).
+	Index int
+	// Hash is the entry; Key its draw key, and Prev the key of the entry
+	// before it, which is not smaller.
+	Hash, Key, Prev [32]byte
+	// Duplicate: the entry repeats the one before it.
+	Duplicate bool
+}
+
+func (e *OrderError) Error() string {
+	if e.Duplicate {
+		return fmt.Sprintf("admission: entry %d (%x) repeats the entry before it", e.Index, e.Hash)
+	}
+	return fmt.Sprintf("admission: entry %d (%x) is out of order: its key %x is smaller than the key %x of the entry before it",
+		e.Index, e.Hash, e.Key, e.Prev)
+}
+
+// VerifyAudit checks a published draw as CheckAudit does and returns what
+// is wrong: ErrCommitmentMismatch, or an *OrderError for the first entry
+// out of order. hashes may be a contiguous part of the draw.
+func VerifyAudit(commitment [32]byte, seed []byte, hashes [][32]byte) error {
 	if Commitment(seed) != commitment {
-		return false
+		return ErrCommitmentMismatch
 	}
 	k := newKeyer(seed)
 	var prev [32]byte
 	for i, h := range hashes {
 		key := k.key(h)
-		if i > 0 && bytes.Compare(prev[:], key[:]) >= 0 {
-			return false
+		if i > 0 {
+			if c := bytes.Compare(prev[:], key[:]); c >= 0 {
+				return &OrderError{Index: i, Hash: h, Key: key, Prev: prev, Duplicate: c == 0}
+			}
 		}
 		prev = key
 	}
-	return true
+	return nil
 }

@@ -2,6 +2,8 @@ package admission
 
 import (
 	"bytes"
+	crand "crypto/rand"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -190,5 +192,43 @@ func BenchmarkFind(b *testing.B) {
 		if Find(seed, ordered, v) < 0 {
 			b.Fatal("not found")
 		}
+	}
+}
+
+// TestVerifyAudit: VerifyAudit names what is wrong with a tampered draw.
+func TestVerifyAudit(t *testing.T) {
+	seed := make([]byte, SeedSize)
+	crand.Read(seed)
+	members := make([]VisitorID, 50)
+	for i := range members {
+		members[i] = NewVisitorID()
+	}
+	ordered := Order(seed, members)
+	hashes := make([][32]byte, len(ordered))
+	for i, v := range ordered {
+		hashes[i] = VisitorHash(v)
+	}
+	c := Commitment(seed)
+	if err := VerifyAudit(c, seed, hashes); err != nil {
+		t.Fatalf("a true draw: %v", err)
+	}
+	other := append([]byte(nil), seed...)
+	other[0] ^= 1
+	if err := VerifyAudit(c, other, hashes); !errors.Is(err, ErrCommitmentMismatch) {
+		t.Errorf("another seed: %v", err)
+	}
+	swapped := append([][32]byte(nil), hashes...)
+	swapped[20], swapped[21] = swapped[21], swapped[20]
+	var oe *OrderError
+	if err := VerifyAudit(c, seed, swapped); !errors.As(err, &oe) || oe.Index != 21 || oe.Duplicate || oe.Hash != hashes[20] {
+		t.Errorf("two entries swapped: %v", err)
+	}
+	dup := append([][32]byte(nil), hashes[:10]...)
+	dup = append(dup, hashes[9])
+	if err := VerifyAudit(c, seed, dup); !errors.As(err, &oe) || oe.Index != 10 || !oe.Duplicate {
+		t.Errorf("an entry twice: %v", err)
+	}
+	if CheckAudit(c, seed, swapped) || !CheckAudit(c, seed, hashes) {
+		t.Error("CheckAudit disagrees with VerifyAudit")
 	}
 }

@@ -1,7 +1,9 @@
 package admission_test
 
 import (
+	"errors"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,5 +105,54 @@ func TestReplicasShareOneQueue(t *testing.T) {
 	res, err := b.Status(ctx, "shared", late)
 	if err != nil || res.Ticket.Number == 0 {
 		t.Fatalf("a visitor who joined after the failover was not drawn: %+v, %v", res, err)
+	}
+}
+
+// TestInviteRedeemsOnceAcrossReplicas: visitors racing with one code on
+// two replicas over one Redis: exactly one gets a place, every other one
+// ErrInviteUsed.
+func TestInviteRedeemsOnceAcrossReplicas(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	clk := fakeclock.New(t0.Add(time.Second))
+	secret := randomBytes(32)
+	cfg := event("shared")
+	cfg.Lanes = []admission.LaneConfig{{Name: "presale", Priority: true, Access: admission.LaneAccess{InviteSecret: secret}}}
+	replica := func(name string) *admission.Engine {
+		s, err := redisstore.New(ctx, redisstore.Options{Client: srv.Client()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		e, err := admission.New(admission.Options{Store: s, Clock: clk.Now, Meter: &meter{}, Replica: name}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	engines := []*admission.Engine{replica("a"), replica("b")}
+	var id [admission.ShortInviteIDLen]byte
+	copy(id[:], randomBytes(len(id)))
+	code := admission.MakeShortInvite(secret, "shared", id)
+	var mu sync.Mutex
+	placed, used := 0, 0
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			_, err := engines[i%2].Arrive(ctx, "shared", admission.JoinRequest{Credential: admission.Credential{Invite: code}})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				placed++
+			case errors.Is(err, admission.ErrInviteUsed):
+				used++
+			default:
+				t.Errorf("join: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if placed != 1 || used != 15 {
+		t.Fatalf("16 joins with one code: %d placed, %d told it was used; want 1 and 15", placed, used)
 	}
 }

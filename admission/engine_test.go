@@ -2,10 +2,12 @@ package admission_test
 
 import (
 	"context"
+	crand "crypto/rand"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -614,4 +616,52 @@ func TestPositionCountsThoseAhead(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestInviteWithoutLane: a visitor gives a code, not a lane: the engine
+// finds the lane whose secret signed it. A code redeems once; the same
+// visitor joining again keeps their place without spending another code;
+// a visitor in the public queue who enters a code moves to the presale.
+func TestInviteWithoutLane(t *testing.T) {
+	preSecret, vipSecret := randomBytes(32), randomBytes(32)
+	cfg := event("show")
+	cfg.Lanes = []admission.LaneConfig{
+		{Name: "presale", Priority: true, Access: admission.LaneAccess{InviteSecret: preSecret}},
+		{Name: "vip", Priority: true, Access: admission.LaneAccess{InviteSecret: vipSecret}},
+	}
+	r := newRig(t, cfg)
+	r.at(t, time.Second)
+	code := admission.MakeShortInvite(vipSecret, "show", [admission.ShortInviteIDLen]byte{1})
+	typed := " " + strings.ToLower(strings.ReplaceAll(code, "-", " ")) + "\n"
+	vip := r.join(t, "show", admission.JoinRequest{Credential: admission.Credential{Invite: typed}})
+	if vip.Lane != "vip" {
+		t.Fatalf("a vip code joined lane %q", vip.Lane)
+	}
+	again, err := r.e.Arrive(ctx, "show", admission.JoinRequest{Existing: &vip, Credential: admission.Credential{Invite: code}})
+	if err != nil || again.Outcome != admission.OutcomeRejoined || again.Ticket.Visitor != vip.Visitor {
+		t.Fatalf("the same visitor with the same code: %+v, %v", again, err)
+	}
+	if _, err := r.e.Arrive(ctx, "show", admission.JoinRequest{Credential: admission.Credential{Invite: code}}); !errors.Is(err, admission.ErrInviteUsed) {
+		t.Fatalf("a second visitor with a used code: %v", err)
+	}
+	for _, bad := range []string{"AAAA-AAAA-AAAA-AAAA-AAAA-AAAA", "nonsense", " \t", strings.Repeat("x", 5000)} {
+		if _, err := r.e.Arrive(ctx, "show", admission.JoinRequest{Credential: admission.Credential{Invite: bad}}); !errors.Is(err, admission.ErrNotAllowed) {
+			t.Fatalf("wrong code %.20q: %v", bad, err)
+		}
+	}
+	public := r.join(t, "show", admission.JoinRequest{})
+	if _, err := r.e.Arrive(ctx, "show", admission.JoinRequest{Existing: &public, Credential: admission.Credential{Invite: "AAAA-AAAA-AAAA-AAAA-AAAA-AAAA"}}); !errors.Is(err, admission.ErrNotAllowed) {
+		t.Fatalf("a public visitor's wrong code: %v", err)
+	}
+	moved, err := r.e.Arrive(ctx, "show", admission.JoinRequest{Existing: &public,
+		Credential: admission.Credential{Invite: admission.MakeShortInvite(preSecret, "show", [admission.ShortInviteIDLen]byte{2})}})
+	if err != nil || moved.Outcome != admission.OutcomeJoined || moved.Ticket.Lane != "presale" || !moved.Issue {
+		t.Fatalf("a public visitor entering a presale code: %+v, %v", moved, err)
+	}
+}
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	crand.Read(b)
+	return b
 }

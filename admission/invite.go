@@ -64,7 +64,8 @@ func MakeInvite(secret []byte, event, code, account string) string {
 	return b.String()
 }
 
-// ParseInvite checks an invite made by MakeInvite with secret for event and
+// ParseInvite checks an invite made by MakeInvite (or a short code of
+// MakeShortInvite, in its canonical form) with secret for event and
 // returns its code and the account it is bound to ("" when unbound). An
 // invite of another event, another secret, altered in any way or
 // malformed is rejected with an error wrapping ErrBadCredential. Whether
@@ -75,6 +76,9 @@ func ParseInvite(secret []byte, event, invite string) (code, account string, err
 	}
 	if strings.IndexByte(event, 0) >= 0 {
 		return "", "", errInviteEvent
+	}
+	if code, short, err := parseShortInvite(secret, event, invite); short {
+		return code, "", err
 	}
 	if len(invite) > maxInviteLen {
 		return "", "", errInviteLong

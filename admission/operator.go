@@ -25,6 +25,30 @@ type DrawAudit struct {
 	// SHA-256 of the visitor ids, in drawn order.
 	Offset int
 	Hashes [][32]byte
+	// Opens and Closes are when the tranche took members: Opens is zero
+	// for the pre-queue (tranche 0, which takes everyone who arrives
+	// before the on-sale), Closes is when it was or will be drawn.
+	Opens, Closes time.Time
+	// CommittedFrom is when the commitment was first published: the audit
+	// serves a tranche's commitment from the moment the tranche before it
+	// opens (the queue's opening for the pre-queue and the first tranche
+	// after it), so always before the tranche closes.
+	CommittedFrom time.Time
+	// DrawnAt is when the draw was made (zero until it is).
+	DrawnAt time.Time
+}
+
+// trancheTimes fills in when tranche k of cfg opened, closes, and since
+// when its commitment has been served.
+func (a *DrawAudit) trancheTimes(cfg *EventConfig, k int) {
+	a.Closes = trancheCloses(cfg, k)
+	if k > 0 {
+		a.Opens = trancheCloses(cfg, k-1)
+	}
+	a.CommittedFrom = cfg.QueueOpensAt
+	if k >= 2 {
+		a.CommittedFrom = trancheCloses(cfg, k-2)
+	}
 }
 
 // Audit returns the public record of a lane's tranche: the seed's
@@ -44,6 +68,7 @@ func (e *Engine) Audit(ctx context.Context, id, laneName string, tranche, offset
 		return DrawAudit{}, ErrNotDrawnYet
 	}
 	a := DrawAudit{Event: id, Lane: laneName, Tranche: tranche, Offset: offset}
+	a.trancheTimes(&ev.cfg, tranche)
 	l.mu.RLock()
 	d := l.draws[tranche]
 	l.mu.RUnlock()
@@ -56,6 +81,7 @@ func (e *Engine) Audit(ctx context.Context, id, laneName string, tranche, offset
 		return a, nil
 	}
 	a.Commitment, a.Drawn, a.Seed, a.First, a.Count = Commitment(d.draw.Seed), true, d.draw.Seed, d.draw.First, d.draw.Count
+	a.DrawnAt = d.draw.At
 	if offset < 0 {
 		offset = 0
 	}

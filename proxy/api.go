@@ -40,6 +40,8 @@ func (p *Proxy) serveOwn(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
 			p.asset(ctx, rest[len(pathStatic):])
 		case bytes.HasPrefix(rest, pathNoJS):
 			p.serveNoJS(ctx, rest[len(pathNoJS):], rq)
+		case bytes.HasPrefix(rest, pathDraw):
+			p.drawPage(ctx, rest[len(pathDraw):])
 		default:
 			writeError(ctx, fasthttp.StatusNotFound, errNotFound)
 		}
@@ -96,6 +98,7 @@ var (
 	pathJoin   = []byte("join")
 	pathChall  = []byte("challenge")
 	pathDraws  = []byte("draws/")
+	pathDraw   = []byte("/draw/")
 )
 
 // readOnly reports whether the request is a GET or HEAD, answering 405
@@ -273,6 +276,10 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 	b := p.opts.Binding.binder(ctx.Request.Header.UserAgent(), ip)
 	jr := admission.JoinRequest{Lane: req.Lane, Binding: b.hash().String(),
 		Credential: admission.Credential{Invite: req.Invite, Account: req.Account, AccountProof: req.AccountProof}}
+	if jr.Credential.Invite != "" && !p.inviteAllowed(ctx, ev, ip, now) {
+		ev.counts.joins("refused").Inc()
+		return
+	}
 	if t, ok := p.ticket(ctx, ev, &b, now); ok {
 		jr.Existing = &t.Ticket
 	}
@@ -289,8 +296,13 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 	res, err := p.engine.Arrive(p.base, ev.ID, jr)
 	if err != nil {
 		ev.counts.joins("refused").Inc()
-		p.engineFailed(ctx, ev, err)
+		if jr.Credential.Invite == "" || !p.inviteRefused(ctx, ev, ip, now, err) {
+			p.engineFailed(ctx, ev, err)
+		}
 		return
+	}
+	if jr.Credential.Invite != "" && res.Placed {
+		p.invites.add(ev.ID, res.Ticket.Lane, inviteRedeemed)
 	}
 	if res.Issue && !p.setTicket(ctx, ev, res.Ticket, &b) {
 		return

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	crand "crypto/rand"
 	"io"
 	"log/slog"
 	"net"
@@ -112,9 +113,17 @@ type rig struct {
 const testSecret = "0123456789abcdef0123456789abcdef-test-secret"
 
 // event "show": queue open since t0-1h, on sale at t0+10s.
+// testInviteSecret signs the invite codes of the show's presale lane.
+var testInviteSecret = func() []byte {
+	b := make([]byte, 32)
+	crand.Read(b)
+	return b
+}()
+
 func showEvent() admission.EventConfig {
 	return admission.EventConfig{ID: "show", QueueOpensAt: t0.Add(-time.Hour), OnSaleAt: t0.Add(10 * time.Second),
-		Controller: admission.ControllerConfig{InitialActive: 50}}
+		Controller: admission.ControllerConfig{InitialActive: 50},
+		Lanes:      []admission.LaneConfig{{Name: "presale", Priority: true, Access: admission.LaneAccess{InviteSecret: testInviteSecret}}}}
 }
 
 type rigOption func(*Options)

@@ -76,6 +76,10 @@ type Options struct {
 	Notify func(Notice)
 	// Limiter rate-limits the waiting-room API; nil: no limit.
 	Limiter *ratelimit.Limiter
+	// WrongInvites is the budget of wrong or used invite codes per client
+	// address and prefix (see invites.go); its Clock is Clock. Zero
+	// buckets: DefaultWrongInvites.
+	WrongInvites ratelimit.Config
 	// Budget bounds the requests handled at once, by class: the
 	// waiting-room API and pages (netlimit.API), requests with a valid pass
 	// or a bypass on a gated route (netlimit.Admitted), everything else

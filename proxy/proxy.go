@@ -17,6 +17,7 @@ import (
 	"github.com/waitroom/waitroom/proxy/httpguard"
 	"github.com/waitroom/waitroom/proxy/meter"
 	"github.com/waitroom/waitroom/proxy/netlimit"
+	"github.com/waitroom/waitroom/proxy/ratelimit"
 	"github.com/waitroom/waitroom/proxy/target"
 	"github.com/waitroom/waitroom/proxy/upstream"
 )
@@ -54,6 +55,10 @@ type Proxy struct {
 
 	passes  *tokenCache[passEntry]
 	tickets *tokenCache[cachedTicket]
+
+	// wrongCodes is the wrong-invite budget; invites count code joins.
+	wrongCodes *ratelimit.Limiter
+	invites    *inviteCounts
 
 	// strip are the cookies and headers removed before forwarding.
 	stripCookies [][]byte
@@ -178,6 +183,12 @@ func New(opts Options) (*Proxy, error) {
 	}
 	p.m = m
 	if p.audits, err = newAuditCache(opts.AuditCacheBytes, opts.Registerer); err != nil {
+		return nil, err
+	}
+	if p.wrongCodes, err = newInviteLimiter(&opts); err != nil {
+		return nil, fmt.Errorf("proxy: wrong invites: %w", err)
+	}
+	if p.invites, err = newInviteCounts(opts.Registerer); err != nil {
 		return nil, err
 	}
 	p.budget = opts.Budget

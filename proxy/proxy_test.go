@@ -29,6 +29,9 @@ type statusJSON struct {
 	Lane            string  `json:"lane"`
 	Tranche         *int    `json:"tranche"`
 	Audit           string  `json:"audit"`
+	DrawPage        string  `json:"draw_page"`
+	TrancheSeconds  float64 `json:"tranche_seconds"`
+	Visitor         string  `json:"visitor"`
 	Reason          string  `json:"reason"`
 }
 

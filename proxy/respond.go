@@ -255,23 +255,45 @@ func (p *Proxy) appendStatus(b []byte, ev *event, st *admission.Status, t *admis
 		b = jsonenc.String(b, t.Lane)
 		b = append(b, `,"tranche":`...)
 		b = strconv.AppendInt(b, int64(t.Tranche), 10)
-		b = append(b, `,"audit":"`...)
-		b = appendJSONPath(b, p.prefix)
-		b = append(b, "/api/draws/"...)
-		b = append(b, ev.ID...)
-		b = append(b, '/')
-		b = strconv.AppendInt(b, int64(t.Tranche), 10)
-		if t.Lane != admission.PublicLane {
-			b = append(b, "?lane="...)
-			b = append(b, t.Lane...)
-		}
-		b = append(b, '"')
+		b = append(b, `,"audit":`...)
+		b = p.appendDrawPath(b, "/api/draws/", ev, t)
+		b = p.appendDrawFields(b, ev, t)
 	}
 	if st.Reason != "" {
 		b = append(b, `,"reason":`...)
 		b = jsonenc.String(b, st.Reason)
 	}
 	return append(b, '}')
+}
+
+// appendDrawFields appends the status fields for the draw page: its path,
+// how long a tranche after the on-sale lasts, and the visitor's own id,
+// which only its owner sees (the answer needs their ticket) and which
+// lets their browser find their entry in the published draw.
+func (p *Proxy) appendDrawFields(b []byte, ev *event, t *admission.Ticket) []byte {
+	b = append(b, `,"draw_page":`...)
+	b = p.appendDrawPath(b, "/draw/", ev, t)
+	b = append(b, `,"tranche_seconds":`...)
+	b = strconv.AppendFloat(b, ev.cfg.Tranche.Seconds(), 'f', -1, 64)
+	b = append(b, `,"visitor":"`...)
+	b = hex.AppendEncode(b, t.Visitor[:])
+	return append(b, '"')
+}
+
+// appendDrawPath appends, as a JSON string, the path of t's draw under
+// the prefix and kind: "/_wr/api/draws/show/3?lane=presale".
+func (p *Proxy) appendDrawPath(b []byte, kind string, ev *event, t *admission.Ticket) []byte {
+	b = append(b, '"')
+	b = appendJSONPath(b, p.prefix)
+	b = append(b, kind...)
+	b = append(b, ev.ID...)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, int64(t.Tranche), 10)
+	if t.Lane != admission.PublicLane {
+		b = append(b, "?lane="...)
+		b = append(b, t.Lane...)
+	}
+	return append(b, '"')
 }
 
 // appendTime appends t as a JSON string in RFC 3339, UTC, to the second.
@@ -334,6 +356,7 @@ func appendAudit(b []byte, a *admission.DrawAudit, limit int) []byte {
 	b = hex.AppendEncode(b, a.Commitment[:])
 	b = append(b, `","drawn":`...)
 	b = strconv.AppendBool(b, a.Drawn)
+	b = appendAuditTimes(b, a)
 	if a.Drawn {
 		b = append(b, `,"seed":"`...)
 		b = hex.AppendEncode(b, a.Seed)
@@ -363,6 +386,24 @@ func appendAudit(b []byte, a *admission.DrawAudit, limit int) []byte {
 		}
 	}
 	return append(b, '}')
+}
+
+// appendAuditTimes appends when a tranche opened (null for the
+// pre-queue), closes, since when its commitment is published, and when
+// it was drawn (null until then).
+func appendAuditTimes(b []byte, a *admission.DrawAudit) []byte {
+	for _, f := range []struct {
+		name string
+		t    time.Time
+	}{{`,"opens_at":`, a.Opens}, {`,"closes_at":`, a.Closes}, {`,"committed_from":`, a.CommittedFrom}, {`,"drawn_at":`, a.DrawnAt}} {
+		b = append(b, f.name...)
+		if f.t.IsZero() {
+			b = append(b, "null"...)
+		} else {
+			b = appendTime(b, f.t)
+		}
+	}
+	return b
 }
 
 // joinRequest is the body of POST {prefix}/api/join: its fields, as the

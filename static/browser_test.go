@@ -110,8 +110,9 @@ func (a *scriptedAPI) statusJSON(st apiState, now time.Time) map[string]any {
 	m := map[string]any{
 		"event": event, "status": st.Status, "position_display": st.Display,
 		"eta_seconds": st.ETA, "eta_low": st.Low, "eta_high": st.High,
-		"refresh_seconds": st.Refresh, "lane": "public", "tranche": st.Tranche,
+		"refresh_seconds": st.Refresh, "lane": "public", "tranche": st.Tranche, "tranche_seconds": 3,
 		"audit":      fmt.Sprintf("/_wr/api/draws/%s/%d", event, st.Tranche),
+		"draw_page":  fmt.Sprintf("/_wr/draw/%s/%d", event, st.Tranche),
 		"on_sale_at": st.OnSaleAt.UTC().Format(time.RFC3339Nano),
 		"opens_at":   now.Add(-time.Minute).UTC().Format(time.RFC3339),
 	}
@@ -148,6 +149,7 @@ func (a *scriptedAPI) join(w http.ResponseWriter, r *http.Request) {
 		m["status"], m["opens_at"], m["position"] = "scheduled", st.ScheduledUntil.UTC().Format(time.RFC3339Nano), nil
 		delete(m, "tranche")
 		delete(m, "audit")
+		delete(m, "draw_page")
 		writeJSON(w, 200, m)
 		return
 	}
@@ -317,8 +319,8 @@ func TestPageInChromium(t *testing.T) {
 		if v := browsertest.Eval[string](t, ctx, `document.getElementById("wr-bar").getAttribute("aria-valuenow")`); v != "0" {
 			t.Errorf("progress %s at the first position; want 0", v)
 		}
-		if href := browsertest.Eval[string](t, ctx, `document.getElementById("wr-audit").getAttribute("href")`); href != "/_wr/api/draws/summer/0" {
-			t.Errorf("audit link %q", href)
+		if href := browsertest.Eval[string](t, ctx, `document.getElementById("wr-audit").getAttribute("href")`); href != "/_wr/draw/summer/0" {
+			t.Errorf("the draw link goes to %q, want the draw page", href)
 		}
 		waitText(t, ctx, "wr-draw-text", "Everyone who arrived before the sale started was put in a random order by a public draw.")
 		if browsertest.Eval[bool](t, ctx, `!document.getElementById("wr-countdown").hidden`) {
@@ -371,7 +373,7 @@ func TestPageInChromium(t *testing.T) {
 		waitText(t, ctx, "wr-headline", "Sie sind in der Warteschlange")
 		waitText(t, ctx, "wr-position", "4.812 Personen vor Ihnen")
 		waitText(t, ctx, "wr-eta-value", "etwa 5–7 Minuten")
-		waitContains(t, ctx, "wr-draw-text", "in denselben wenigen Sekunden")
+		waitContains(t, ctx, "wr-draw-text", "in denselben 3 Sekunden")
 		waitText(t, ctx, "wr-audit", "Auslosung prüfen")
 		waitContains(t, ctx, "wr-live", "4.812 Personen vor Ihnen")
 		if lang := browsertest.Eval[string](t, ctx, `document.documentElement.lang`); lang != "de" {
@@ -381,6 +383,29 @@ func TestPageInChromium(t *testing.T) {
 			t.Errorf("title %q", title)
 		}
 		browsertest.Screenshot(t, ctx, "waiting-de")
+	})
+
+	// A latecomer (a tranche after the on-sale) waiting for their draw is
+	// told about their own few seconds, not the pre-queue's draw.
+	t.Run("latecomer's draw text", func(t *testing.T) {
+		api := newScriptedAPI(t, pages, apiState{
+			Status: "waiting_for_draw", Position: -1, Display: "exact", ETA: -1, Low: -1, High: -1, Refresh: 0.3,
+			Tranche: 4, OnSaleAt: time.Now().Add(-time.Minute), DrawAt: time.Now().Add(3 * time.Second),
+		})
+		ctx := b.NewTab(t)
+		browsertest.Navigate(t, ctx, api.url("/events/summer"))
+		waitText(t, ctx, "wr-draw-text", "Everyone who arrives within the same 3 seconds as you is put in a random order by a public draw.")
+		api.set(func(s *apiState) { s.Status, s.Position, s.ETA, s.Low, s.High = "waiting", 12, 60, 30, 90 })
+		waitText(t, ctx, "wr-draw-text", "Everyone who arrived within the same 3 seconds as you was put in a random order by a public draw.")
+		if strings.Contains(browsertest.Eval[string](t, ctx, `document.body.innerText`), "before the sale") {
+			t.Error("a latecomer is shown the pre-queue's draw text")
+		}
+		if href := browsertest.Eval[string](t, ctx, `document.getElementById("wr-audit").getAttribute("href")`); href != "/_wr/draw/summer/4" {
+			t.Errorf("the draw link goes to %q, want the draw page", href)
+		}
+		if browsertest.Eval[bool](t, ctx, `!document.getElementById("wr-invite").hidden`) {
+			t.Error("the invite field shows for an event without invite lanes")
+		}
 	})
 
 	t.Run("spanish approximate and hidden", func(t *testing.T) {

@@ -90,8 +90,9 @@ type PageConfig struct {
 	// names none of Languages(); DefaultLanguage when empty.
 	DefaultLanguage string
 	// TemplateDir, when set, is a directory with room.html and optionally
-	// busy.html, blocked.html and down.html: html/template files executed with
-	// TemplateData in place of the embedded ones. Empty: embedded.
+	// busy.html, blocked.html, down.html and draw.html: html/template
+	// files executed with TemplateData in place of the embedded ones.
+	// Empty: embedded.
 	TemplateDir string
 	// JoinPath is the same-site path the blocked page's "join the queue"
 	// link goes to, normally the event's landing page; DefaultJoinPath
@@ -118,6 +119,10 @@ type PageConfig struct {
 	// (challenge.WidgetScript, filled in by the provider); the zero value
 	// for an event without one.
 	Widget WidgetScript
+	// Invites tells the room page that the event has lanes that take
+	// invite codes: it shows a code field (and reads a code from a link's
+	// #invite=CODE). Without it the page shows none.
+	Invites bool
 }
 
 // WidgetScript is how the room script drives a CAPTCHA widget, as its

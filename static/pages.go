@@ -34,10 +34,10 @@ const BusyRetrySeconds = 5
 // Send it as Retry-After with the page.
 const DownRetrySeconds = 10
 
-// TemplateData is what room.html, busy.html and blocked.html are executed
-// with, for one event and one language. Override templates (PageConfig.
-// TemplateDir) use the same fields; the embedded templates in web/ are
-// the reference. A page must be the same for every visitor, so there is
+// TemplateData is what room.html, busy.html, blocked.html, down.html and
+// draw.html are executed with, for one event and one language. Override
+// templates (PageConfig.TemplateDir) use the same fields; the embedded
+// templates in web/ are the reference. A page must be the same for every visitor, so there is
 // nothing per visitor here: the page script gets that from the JSON API.
 type TemplateData struct {
 	// Lang is the page's language ("en"): put it in <html lang>.
@@ -134,6 +134,9 @@ type ScriptConfig struct {
 	// Captcha says how to drive the event's CAPTCHA widget, whose site
 	// key and script URL come with a challenge; absent without one.
 	Captcha *WidgetScript `json:"captcha,omitempty"`
+	// Invites: the event takes invite codes, the page shows a code field
+	// (PageConfig.Invites).
+	Invites bool `json:"invites,omitempty"`
 }
 
 // Pages are every event's pre-rendered waiting-room pages and the static
@@ -155,6 +158,7 @@ type eventPages struct {
 	nojs         []TemplateData
 	csp          string // the room page's policy
 	room, roomGz [][]byte
+	draw, drawGz [][]byte // the draw page (draw.go)
 	busy, busyGz [][]byte // site pages only
 	down, downGz [][]byte // site pages only
 	blocked      [][]byte
@@ -169,12 +173,13 @@ type asset struct {
 // templates are the three page templates of one template directory (or
 // the embedded ones).
 type templates struct {
-	room, busy, blocked, down *template.Template
+	room, busy, blocked, down, draw *template.Template
 }
 
 // builtin are the embedded assets, read once.
 type builtin struct {
 	roomJS, busyJS, css []byte
+	drawJS              []byte
 	jsName, cssName     string
 	pow                 powScripts
 }
@@ -187,7 +192,8 @@ func loadBuiltin() builtin {
 		}
 		return b
 	}
-	b := builtin{roomJS: compactJS(read("room.js")), busyJS: compactJS(read("busy.js")), css: read("room.css")}
+	b := builtin{roomJS: compactJS(read("room.js")), busyJS: compactJS(read("busy.js")), css: read("room.css"),
+		drawJS: compactJS(read("draw.js"))}
 	b.jsName = hashedName("room", ".js", b.roomJS)
 	b.cssName = hashedName("room", ".css", b.css)
 	b.pow = loadPow(read)
@@ -318,7 +324,7 @@ func New(cfgs []PageConfig) (*Pages, error) {
 }
 
 // parseTemplates reads room.html (required) and busy.html, blocked.html
-// and down.html (optional unless all) from dir of fsys.
+// down.html and draw.html (optional unless all) from dir of fsys.
 func parseTemplates(fsys fs.FS, dir string, all bool) (*templates, error) {
 	t := &templates{}
 	for _, f := range []struct {
@@ -330,6 +336,7 @@ func parseTemplates(fsys fs.FS, dir string, all bool) (*templates, error) {
 		{"busy.html", all, &t.busy},
 		{"blocked.html", all, &t.blocked},
 		{"down.html", all, &t.down},
+		{"draw.html", all, &t.draw},
 	} {
 		path := f.name
 		if dir != "." {
@@ -373,6 +380,9 @@ func (t *templates) fill(def *templates) {
 	if t.down == nil {
 		t.down = def.down
 	}
+	if t.draw == nil {
+		t.draw = def.draw
+	}
 }
 
 // render executes r's pages in every language. The site pages (site)
@@ -382,6 +392,7 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 	n := len(languages)
 	if !site {
 		ev.room, ev.roomGz, ev.blocked = make([][]byte, n), make([][]byte, n), make([][]byte, n)
+		ev.draw, ev.drawGz = make([][]byte, n), make([][]byte, n)
 	} else {
 		ev.busy, ev.busyGz, ev.blocked = make([][]byte, n), make([][]byte, n), make([][]byte, n)
 		ev.down, ev.downGz = make([][]byte, n), make([][]byte, n)
@@ -433,6 +444,11 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 				return nil, err
 			}
 			ev.roomGz[li] = gzipped(ev.room[li])
+			d.Config = drawConfig(r, lang, texts)
+			if ev.draw[li], err = exec(t.draw, b.drawJS); err != nil {
+				return nil, err
+			}
+			ev.drawGz[li] = gzipped(ev.draw[li])
 			d.Config, d.OGURL, d.OGImage = nil, "", ""
 			if err := ev.noteNoJS(d, csp); err != nil {
 				return nil, err
@@ -457,11 +473,12 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 
 // otherPages are the prefixes of the texts only other pages (or the HTML
 // the server writes) show; the room script is not sent them.
-var otherPages = []string{"busy_", "blocked_", "down_", "nojs_", "og_"}
+var otherPages = []string{"busy_", "blocked_", "down_", "nojs_", "og_", "dp_"}
 
 // forScript reports whether the room script shows the text named k.
 func forScript(k string) bool {
-	if k == "title" || k == "noscript" {
+	switch k {
+	case "title", "noscript", "invite_label", "invite_hint", "invite_submit":
 		return false
 	}
 	for _, p := range otherPages {
@@ -476,7 +493,7 @@ func forScript(k string) bool {
 // (not those of the other pages or the ones written into the HTML).
 func scriptConfig(r resolved, lang string, texts map[string]string) *ScriptConfig {
 	c := &ScriptConfig{Event: r.Event, Name: r.Name, Prefix: r.Prefix, Lang: lang,
-		PositionDisplay: r.PositionDisplay, Texts: make(map[string]string, len(texts))}
+		PositionDisplay: r.PositionDisplay, Texts: make(map[string]string, len(texts)), Invites: r.Invites}
 	for k, v := range texts {
 		if !forScript(k) {
 			continue

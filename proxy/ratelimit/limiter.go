@@ -195,6 +195,25 @@ func (l *Limiter) AllowAt(addr netip.Addr, now time.Time) (ok bool, retryAfter t
 	return ok, time.Duration(max(iwait, pwait))
 }
 
+// WaitAt tells how long from now a request from addr would have to wait
+// to pass both buckets (0: it would pass now), without taking a token or
+// counting it in the rates: for a caller that charges only for some
+// outcomes (AllowAt after a failure), but must refuse before it acts
+// once the budget is spent. now must come from the limiter's clock.
+func (l *Limiter) WaitAt(addr netip.Addr, now time.Time) time.Duration {
+	t := l.nanos(now)
+	ik := addrKey(addr)
+	pk := l.prefixKey(ik)
+	is, ps := l.ips.shardOf(ik), l.prefixes.shardOf(pk)
+	is.mu.Lock()
+	ps.mu.Lock()
+	_, iwait := l.ip.check(is.touch(ik, t).tat, t)
+	_, pwait := l.prefix.check(ps.touch(pk, t).tat, t)
+	ps.mu.Unlock()
+	is.mu.Unlock()
+	return time.Duration(max(iwait, pwait))
+}
+
 // Rate is addr's recent request rate in requests per second (see the
 // package doc); 0 for an address not tracked.
 func (l *Limiter) Rate(addr netip.Addr) float64 {

@@ -476,3 +476,35 @@ func TestConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitAt: WaitAt tells what AllowAt would decide without taking a
+// token: a caller that charges only failures refuses before acting.
+func TestWaitAt(t *testing.T) {
+	l, c := newTestLimiter(t, Config{PerIP: Bucket{Rate: 1, Burst: 2}, PerPrefix: Bucket{Rate: 10, Burst: 3}})
+	a, b := addr("192.0.2.1"), addr("192.0.2.2")
+	for range 5 {
+		if w := l.WaitAt(a, c.Now()); w != 0 {
+			t.Fatalf("WaitAt of an unused address = %v", w)
+		}
+	}
+	l.AllowAt(a, c.Now())
+	l.AllowAt(a, c.Now())
+	if w := l.WaitAt(a, c.Now()); w != time.Second {
+		t.Fatalf("WaitAt after the burst = %v, want 1s", w)
+	}
+	if ok, wait := l.AllowAt(a, c.Now()); ok || wait != time.Second {
+		t.Fatalf("AllowAt disagrees with WaitAt: %v, %v", ok, wait)
+	}
+	// The prefix bucket counts too: b has one token of the prefix's left.
+	l.AllowAt(b, c.Now())
+	if w := l.WaitAt(b, c.Now()); w == 0 {
+		t.Fatal("WaitAt ignores the prefix's empty bucket")
+	}
+	c.Add(time.Second)
+	if w := l.WaitAt(a, c.Now()); w != 0 {
+		t.Fatalf("WaitAt a second later = %v", w)
+	}
+	if r := l.Rate(a); r <= 0 {
+		t.Fatalf("rate %v", r)
+	}
+}

@@ -17,6 +17,7 @@
 //   helpers     DOM, texts and plurals, timers, sessionStorage
 //   requests    fetch with a timeout, the server's clock
 //   joining     join, and the bot defence's proof of work or CAPTCHA
+//   invites     the invite-code field of events with presale lanes
 //   polling     status polls and their answers, backoff, errors that stop
 //   rendering   state, position, ETA, bar, countdowns, draw, admission
 //   announcing  the aria-live region
@@ -192,8 +193,10 @@
   function sendJoin(extra) {
     var body = { event: E, "return": back };
     for (var k in extra) body[k] = extra[k];
+    if (invite) body.invite = invite;
     request("POST", API + "join", body).then(function (res) {
       if (res.status === 200) challengeRetries = 0;
+      if (invite && inviteAnswer(res)) return;
       handle(res, join);
     }, function () { failed(join); });
   }
@@ -311,6 +314,88 @@
       if (how.wait_ready) window[name].ready(go);
       else go();
     }).then(null, function () { failed(join); });
+  }
+
+  // --- invites ----------------------------------------------------------
+
+  // Events with code-gated lanes (C.invites) show a code field while the
+  // visitor waits; a code moves them to its lane (the server finds which).
+  // A link's #invite=CODE fills it in and uses it after the first join.
+  // The code goes with joins until the server has answered it.
+  var invite = "";
+  var linkCode = "";
+
+  function inviteSetup() {
+    var f = $("wr-invite");
+    if (!C.invites || !f) return;
+    var m = /(?:^#|&)invite=([^&]{1,200})/.exec(location.hash);
+    if (m) {
+      try {
+        linkCode = decodeURIComponent(m[1]);
+      } catch (e) {
+        linkCode = "";
+      }
+      $("wr-invite-code").value = linkCode;
+    }
+    f.onsubmit = function (ev) {
+      ev.preventDefault();
+      var v = $("wr-invite-code").value.replace(/^\s+|\s+$/g, "");
+      if (!v) return;
+      invite = v;
+      inviteNote(t("invite_checking"), false);
+      sendJoin({});
+    };
+  }
+
+  function inviteNote(s, alert) {
+    var el = setText("wr-invite-msg", s);
+    if (el) el.setAttribute("role", alert ? "alert" : "status");
+    show("wr-invite-msg", s !== "");
+  }
+
+  // Shown while the visitor waits in the public lane; in a code's lane
+  // the page says so instead.
+  function inviteShow(s) {
+    var st = s.status;
+    var waiting = st === "scheduled" || st === "prequeue" || st === "waiting_for_draw" || st === "waiting" || st === "paused";
+    var on = !!C.invites && (s.lane || "public") === "public" && waiting;
+    show("wr-invite", on);
+    if (C.invites && s.lane && s.lane !== "public") inviteNote(waiting ? t("invite_ok") : "", false);
+    if (on && linkCode && st !== "scheduled") {
+      var f = $("wr-invite");
+      linkCode = "";
+      if (f) f.onsubmit({ preventDefault: function () {} });
+    }
+  }
+
+  // The answer to a join that carried a code: true when it was about the
+  // code (wrong, used, too many wrong ones), which is said by the field;
+  // the visitor's place, if they have one, stays as it was.
+  function inviteAnswer(res) {
+    var b = res.body;
+    var code = b && b.error;
+    var key = res.status === 403 && code === "not_allowed" ? "invite_wrong" :
+      res.status === 409 && code === "invite_used" ? "invite_used" :
+      res.status === 429 && code === "too_many_codes" ? "invite_limited" : "";
+    if (res.status === 200) {
+      // Before the queue opens the code waits for the opening join.
+      if (b && b.status === "scheduled") return false;
+      invite = "";
+      inviteNote(b && b.lane && b.lane !== "public" ? t("invite_ok") : "", false);
+      return false;
+    }
+    if (res.status === 403 && code === "challenge_required") {
+      join(); // no place yet: the bot defence's check first, the code with it
+      return true;
+    }
+    if (!key) return false; // trouble: handled as for any join, the code stays
+    invite = "";
+    inviteNote(t(key), true);
+    var input = $("wr-invite-code");
+    if (input) input.focus();
+    if (lastStatus) later(jitter(refresh), poll);
+    else join();
+    return true;
   }
 
   // --- polling ----------------------------------------------------------
@@ -448,6 +533,7 @@
     progress(s);
     countdown(s);
     draw(s);
+    inviteShow(s);
     show("wr-actions", false);
     show("wr-continue", false);
     show("wr-retry", false);
@@ -605,18 +691,26 @@
     }
   }
 
+  // The draw text fits the visitor's tranche: the pre-queue's (tranche 0)
+  // is drawn at the on-sale; a latecomer's is the few seconds they
+  // arrived in. The link goes to the draw page (the JSON without one).
   function draw(s) {
     var st = s.status, key = "";
-    if (st === "prequeue" || st === "waiting_for_draw") key = "draw_before";
-    else if ((st === "waiting" || st === "paused") && isNum(s.tranche)) key = s.tranche === 0 ? "draw_after" : "draw_after_tranche";
+    var late = isNum(s.tranche) && s.tranche > 0;
+    if (st === "prequeue" || st === "waiting_for_draw") key = late ? "draw_before_tranche" : "draw_before";
+    else if ((st === "waiting" || st === "paused") && isNum(s.tranche)) key = late ? "draw_after_tranche" : "draw_after";
     show("wr-draw", key !== "");
     if (!key) return;
-    setText("wr-draw-text", t(key));
+    setText("wr-draw-text", t(key, { n: num(isNum(s.tranche_seconds) && s.tranche_seconds > 0 ? s.tranche_seconds : 5) }));
     var a = $("wr-audit");
-    var ok = sitePath(s.audit);
+    var link = sitePath(s.draw_page) ? s.draw_page : s.audit;
+    var ok = sitePath(link);
     if (a && ok) {
-      a.href = s.audit;
+      a.href = link;
       a.textContent = t("draw_link");
+      // In a tab of its own: this one keeps the place and moves on.
+      a.target = "_blank";
+      a.rel = "noopener";
     }
     show("wr-audit", ok);
   }
@@ -680,5 +774,6 @@
     if (fails > 0 && timer) later(Math.random(), lastStatus ? poll : join);
   });
 
+  inviteSetup();
   join();
 })();

@@ -70,6 +70,10 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 	if err != nil {
 		return proxy.Options{}, err
 	}
+	wrong := ratelimit.Config{
+		PerIP:      ratelimit.Bucket{Rate: s.RateLimits.WrongInvites.PerIP.Rate, Burst: s.RateLimits.WrongInvites.PerIP.Burst},
+		PerPrefix:  ratelimit.Bucket{Rate: s.RateLimits.WrongInvites.PerPrefix.Rate, Burst: s.RateLimits.WrongInvites.PerPrefix.Burst},
+		IPv4Prefix: s.RateLimits.IPv4Prefix, IPv6Prefix: s.RateLimits.IPv6Prefix, TableSize: s.RateLimits.TableSize}
 	budget, err := netlimit.NewBudget(s.MaxInFlight, [netlimit.NumClasses]float64{
 		netlimit.Admitted: s.Reserved.Admitted, netlimit.API: s.Reserved.API})
 	if err != nil {
@@ -82,7 +86,7 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 		w.reg.MustRegister(w.netm)
 	}
 	o := proxy.Options{Prefix: s.Prefix, Engine: w.Engine, Keys: keys, Pages: pages, Origins: w.origins,
-		Trusted: httpguard.NewTrustedHeader(trusted, s.ClientIPHeader), PassCacheSize: s.PassCacheSize, Limiter: limiter,
+		Trusted: httpguard.NewTrustedHeader(trusted, s.ClientIPHeader), PassCacheSize: s.PassCacheSize, Limiter: limiter, WrongInvites: wrong,
 		Meter: w.Meter, Registerer: w.reg, Logger: w.log, Budget: budget,
 		Bypass: proxy.Bypass{CIDRs: bypass, Header: s.Bypass.Header, Secret: s.Bypass.Secret},
 		Cookies: proxy.Cookies{Ticket: s.Cookies.Ticket, Pass: s.Cookies.Pass, Domain: s.Cookies.Domain,
@@ -194,6 +198,9 @@ func pageConfigs(cfg *config.Config, def *defence) []static.PageConfig {
 		}
 		if pc.Name == "" {
 			pc.Name = e.ID
+		}
+		for _, l := range e.Lanes {
+			pc.Invites = pc.Invites || l.InviteSecret != ""
 		}
 		if len(e.Page.Texts) > 0 {
 			pc.Texts = make(map[string]map[string]string, len(e.Page.Texts))

@@ -147,7 +147,9 @@ type Lane struct {
 	// such as 0.7 and 0.3); 0 counts as 1, an equal share.
 	Share float64 `yaml:"share"`
 	// Secret that verifies signed invite codes (each usable once), at
-	// least 32 bytes, from the environment (${WAITROOM_PRESALE_INVITE_SECRET}).
+	// least 32 bytes, from the environment (${WAITROOM_PRESALE_INVITE_SECRET});
+	// waitroom invites mint makes codes with it. Changing it revokes every
+	// code minted with the old one.
 	InviteSecret string `yaml:"invite_secret"`
 	// Secret that verifies account proofs (the origin's HMAC of event and
 	// account id), at least 32 bytes, from the environment.

@@ -399,6 +399,21 @@ type RateLimits struct {
 	// How many addresses and networks are tracked (least recently seen
 	// first out). At least 1.
 	TableSize int `yaml:"table_size"`
+	// Budget of wrong invite codes (a join whose code no lane accepts, or
+	// one already used), per client address and network: once it is
+	// spent, every join with a code is refused with 429 and Retry-After,
+	// unread, until it refills, so that codes cannot be guessed. Right
+	// codes cost nothing. Both rates must be above 0.
+	WrongInvites WrongInvites `yaml:"wrong_invites"`
+}
+
+// WrongInvites are the buckets of wrong invite codes.
+type WrongInvites struct {
+	// Bucket per client address (rate in codes per second: 0.02 is one
+	// every 50 s).
+	PerIP Bucket `yaml:"per_ip"`
+	// Bucket per client network (ipv4_prefix or ipv6_prefix wide).
+	PerPrefix Bucket `yaml:"per_prefix"`
 }
 
 // Bucket is one token bucket: rate tokens a second, up to burst at once.
@@ -494,6 +509,13 @@ const (
 	DefaultIPv6Prefix      = 48
 	DefaultRateLimitsTable = 100_000
 
+	// Wrong invite codes: 10 at once from an address, then one every
+	// 50 s; 100 from a network, then one every 5 s.
+	DefaultWrongInvitesPerIPRate      = 0.02
+	DefaultWrongInvitesPerIPBurst     = 10
+	DefaultWrongInvitesPerPrefixRate  = 0.2
+	DefaultWrongInvitesPerPrefixBurst = 100
+
 	DefaultAdminListen = "127.0.0.1:9090"
 
 	DefaultAdmissionStore   = StoreEmbedded
@@ -557,6 +579,10 @@ func defaultServe() Serve {
 			IPv4Prefix: DefaultIPv4Prefix,
 			IPv6Prefix: DefaultIPv6Prefix,
 			TableSize:  DefaultRateLimitsTable,
+			WrongInvites: WrongInvites{
+				PerIP:     Bucket{Rate: DefaultWrongInvitesPerIPRate, Burst: DefaultWrongInvitesPerIPBurst},
+				PerPrefix: Bucket{Rate: DefaultWrongInvitesPerPrefixRate, Burst: DefaultWrongInvitesPerPrefixBurst},
+			},
 		},
 	}
 }

@@ -387,6 +387,15 @@ func (v *validator) rateLimits(path string, r *RateLimits) {
 	v.between(path+".ipv4_prefix", int64(r.IPv4Prefix), 8, 32)
 	v.between(path+".ipv6_prefix", int64(r.IPv6Prefix), 16, 128)
 	v.atLeast(path+".table_size", int64(r.TableSize), 1)
+	for _, b := range []struct {
+		path string
+		b    Bucket
+	}{{path + ".wrong_invites.per_ip", r.WrongInvites.PerIP}, {path + ".wrong_invites.per_prefix", r.WrongInvites.PerPrefix}} {
+		v.bucket(b.path, b.b)
+		if finite(b.b.Rate) && b.b.Rate < 0.001 {
+			v.fail(b.path+".rate", "must be at least 0.001 codes per second: wrong invite codes are always limited (got %s)", fmtFloat(b.b.Rate))
+		}
+	}
 }
 
 func (v *validator) bucket(path string, b Bucket) {

@@ -154,13 +154,18 @@ func TestValidateServe(t *testing.T) {
 		{"bypass secret with a newline", func(c *Config) { c.Serve.Bypass.Secret = "0123456789abcdef-SECRET\n" }, []string{
 			"serve.bypass.secret: starts or ends with white space (a trailing newline from a secrets file?)"}},
 		{"rate limits", func(c *Config) {
-			c.Serve.RateLimits = RateLimits{PerIP: Bucket{Rate: -1, Burst: 5}, PerPrefix: Bucket{Rate: 1, Burst: 0}, IPv4Prefix: 33, IPv6Prefix: 8, TableSize: 0}
+			c.Serve.RateLimits = RateLimits{PerIP: Bucket{Rate: -1, Burst: 5}, PerPrefix: Bucket{Rate: 1, Burst: 0}, IPv4Prefix: 33, IPv6Prefix: 8, TableSize: 0,
+				WrongInvites: WrongInvites{PerIP: Bucket{Rate: 0.0001, Burst: 1}, PerPrefix: Bucket{Rate: 1, Burst: 0}}}
 		}, []string{
 			"serve.rate_limits.per_ip.rate: must be 0 (no limit) or more requests per second (got -1)",
 			"serve.rate_limits.per_prefix.burst: must be 1 or more with a rate (got 0)",
 			"serve.rate_limits.ipv4_prefix: must be between 8 and 32 (got 33)",
 			"serve.rate_limits.ipv6_prefix: must be between 16 and 128 (got 8)",
-			"serve.rate_limits.table_size: must be 1 or more (got 0)"}},
+			"serve.rate_limits.table_size: must be 1 or more (got 0)",
+			"serve.rate_limits.wrong_invites.per_ip.rate: must be at least 0.001 codes per second: wrong invite codes are always limited (got 0.0001)",
+			"serve.rate_limits.wrong_invites.per_prefix.burst: must be 1 or more with a rate (got 0)"}},
+		{"wrong invites off", func(c *Config) { c.Serve.RateLimits.WrongInvites.PerIP = Bucket{} }, []string{
+			"serve.rate_limits.wrong_invites.per_ip.rate: must be at least 0.001 codes per second: wrong invite codes are always limited (got 0)"}},
 		{"rate NaN", func(c *Config) { c.Serve.RateLimits.PerIP.Rate = math.NaN() }, []string{
 			"serve.rate_limits.per_ip.rate: must be 0 (no limit) or more requests per second (got NaN)"}},
 		{"rate limits off", func(c *Config) { c.Serve.RateLimits.PerIP = Bucket{} }, nil},
