@@ -214,7 +214,7 @@ func (p *Proxy) setPass(ctx *fasthttp.RequestCtx, ev *event, pass *admission.Pas
 		writeError(ctx, fasthttp.StatusInternalServerError, errInternal)
 		return false
 	}
-	p.passes.add(tok, passFiller(*pass, b.signals()))
+	p.passes.add(tok, passFiller(*pass, b.signals(), p.engine.RenewAt(ev.ID, pass)))
 	ev.counts.passesIssued.Inc()
 	p.notify(Notice{Kind: "admitted", Event: ev.ID, Visitor: pass.Visitor.String(), Lane: pass.Lane, Score: -1})
 	p.setCookie(ctx, ev.passCookie, tok, pass.ExpiresAt)
@@ -434,6 +434,10 @@ func (p *Proxy) auth(ctx *fasthttp.RequestCtx, rq *request) {
 		r.ev.meter.SeenAt(&e.v.seen, now)
 		ctx.Response.Header.SetBytesV("X-Waitroom-Visitor", e.v.visitor[:])
 		ctx.Response.Header.SetBytesV("X-Waitroom-Event", r.ev.id)
+		if now.Unix() >= e.v.renewAt.Load() {
+			// The front proxy passes the cookie on (auth_request_set).
+			p.renew(ctx, r.ev, e, now, false)
+		}
 	}
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
 }
