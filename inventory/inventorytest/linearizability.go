@@ -20,7 +20,7 @@ import (
 
 // The linearizability check drives a store with concurrent clients
 // fighting over a few hot seats and a small GA pool (holds with short and
-// long TTLs, confirms, releases, cancels and reads), records the history,
+// long TTLs, confirms, releases, cancels, extends and reads), records the history,
 // and asks porcupine whether some sequential order of the operations,
 // consistent with real time, explains every result under the model below.
 //
@@ -44,6 +44,9 @@ var linSeats = []string{"H-1-1", "H-1-2", "H-1-3", "H-1-4"}
 const (
 	linPoolCap = 3
 	linLimit   = 3
+	// linMaxHold is the event's max_hold_seconds (ms): holds of the
+	// short TTLs can be extended up to it, long ones never are.
+	linMaxHold = 1000
 )
 
 // LinearizabilityEvent is the plan the check runs on.
@@ -52,6 +55,8 @@ func LinearizabilityEvent() inventory.EventDef {
 		Sections: []inventory.Section{{ID: "H", Rows: []inventory.Row{{ID: "1", Seats: len(linSeats)}}}},
 		GA:       []inventory.Pool{{ID: "G", Capacity: linPoolCap}},
 		Limits:   inventory.Limits{PerUser: linLimit},
+		// Every hold names its TTL; these bound extensions.
+		HoldTTLSeconds: 1, MaxHoldSeconds: linMaxHold / 1000,
 	}
 }
 
@@ -65,7 +70,11 @@ const (
 	linCancel
 	linGet
 	linAvail
+	linExtend
 )
+
+// linNames name the kinds, in order.
+var linNames = []string{"hold", "holdGA", "confirm", "release", "cancel", "get", "avail", "extend"}
 
 type linInput struct {
 	Kind      linKind
@@ -83,7 +92,7 @@ type linOutput struct {
 	Hold   string
 	Order  string
 	At     int64 // server time of the result: hold creation, order confirmation or cancellation
-	Exp    int64
+	Exp    int64 // a hold's expiry (hold, extend)
 	Status string
 	Seats  []string
 	Counts [2]inventory.Counts // section H, pool G
@@ -94,6 +103,7 @@ type linHoldState struct {
 	seats  []string
 	qty    int
 	ga     bool
+	at     int64 // created at
 	exp    int64
 	status inventory.HoldStatus // held, confirmed or released; expired is derived
 	order  string
@@ -194,7 +204,7 @@ func (s linState) step(t int64, in linInput, out linOutput) (bool, linState) {
 		}
 		n := s.clone()
 		n.holds[out.Hold] = linHoldState{user: in.User, seats: in.Seats, qty: qty, ga: in.Kind == linHoldGA,
-			exp: out.Exp, status: inventory.HoldHeld}
+			at: out.At, exp: out.Exp, status: inventory.HoldHeld}
 		return true, n
 
 	case linConfirm:
@@ -262,6 +272,31 @@ func (s linState) step(t int64, in linInput, out linOutput) (bool, linState) {
 		n.orders[in.Order] = o
 		return true, n
 
+	case linExtend:
+		h, ok := s.holds[in.Hold]
+		if !ok {
+			return out.Code == "hold_not_found", s
+		}
+		switch {
+		case h.status == inventory.HoldConfirmed:
+			return out.Code == "hold_confirmed", s
+		case h.status == inventory.HoldReleased:
+			return out.Code == "hold_released", s
+		case !h.live(t):
+			return out.Code == "hold_expired", s
+		}
+		exp := max(h.exp, min(t+in.TTL, h.at+linMaxHold))
+		if out.Code != "" || out.Exp != exp || out.Status != string(inventory.HoldHeld) {
+			return false, s
+		}
+		if exp == h.exp {
+			return true, s
+		}
+		n := s.clone()
+		h.exp = exp
+		n.holds[in.Hold] = h
+		return true, n
+
 	case linGet:
 		h, ok := s.holds[in.Hold]
 		if !ok {
@@ -303,6 +338,15 @@ var linModel = porcupine.Model{
 				cands = append(cands, h.exp)
 			}
 		}
+		if in.Kind == linExtend {
+			// The new expiry gives the moment away (now + TTL), unless it
+			// hit the maximum: then the earliest moment that reaches it.
+			for _, c := range []int64{out.Exp - in.TTL, s.holds[in.Hold].at + linMaxHold - in.TTL} {
+				if c >= lo && c <= hi {
+					cands = append(cands, c)
+				}
+			}
+		}
 		slices.Sort(cands)
 		for _, t := range slices.Compact(cands) {
 			// States are values whose maps are only ever replaced (see
@@ -334,7 +378,7 @@ var linModel = porcupine.Model{
 	},
 	DescribeOperation: func(input, output any) string {
 		in, out := input.(linInput), output.(linOutput)
-		names := []string{"hold", "holdGA", "confirm", "release", "cancel", "get", "avail"}
+		names := linNames
 		res := out.Code
 		if res == "" {
 			res = "ok " + out.Hold + out.Order + out.Status
@@ -393,7 +437,8 @@ func CheckLinearizable(t *testing.T, s inventory.Store, opts LinearizabilityOpti
 
 // linWanted are the outcomes a history must show to have tested anything
 // interesting; linAttempts is how many histories may try.
-var linWanted = []string{"hold ok", "hold seat_unavailable", "confirm ok", "confirm hold_expired", "release ok"}
+var linWanted = []string{"hold ok", "hold seat_unavailable", "confirm ok", "confirm hold_expired", "release ok",
+	"extend ok", "extend hold_expired"}
 
 const linAttempts = 4
 
@@ -419,7 +464,7 @@ func checkHistory(t *testing.T, ops []porcupine.Operation, cov map[string]int) {
 // Coverage counts a history's outcomes by operation and result code
 // ("confirm hold_expired"), to show what a run exercised.
 func Coverage(ops []porcupine.Operation) map[string]int {
-	names := []string{"hold", "holdGA", "confirm", "release", "cancel", "get", "avail"}
+	names := linNames
 	out := map[string]int{}
 	for _, op := range ops {
 		in, o := op.Input.(linInput), op.Output.(linOutput)
@@ -500,8 +545,10 @@ func RecordHistory(t *testing.T, s inventory.Store, opts LinearizabilityOptions)
 					if in.Order == "hld_none" {
 						in.Order = "ord_none"
 					}
-				case r < 94:
+				case r < 84:
 					in.Kind, in.Hold = linGet, pick(rng, &holds)
+				case r < 94:
+					in.Kind, in.Hold = linExtend, pick(rng, &holds)
 				default:
 					in.Kind = linAvail
 				}
@@ -570,6 +617,10 @@ func runLin(ctx context.Context, s inventory.Store, ev string, in linInput) (lin
 		if o.CancelledAt != nil {
 			out.At = o.CancelledAt.UnixMilli()
 		}
+	case linExtend:
+		var h inventory.Hold
+		h, err = s.Extend(ctx, ev, in.Hold, inventory.ExtendRequest{TTL: time.Duration(in.TTL) * time.Millisecond})
+		out.Exp, out.Status = h.ExpiresAt.UnixMilli(), string(h.Status)
 	case linGet:
 		var h inventory.Hold
 		h, err = s.GetHold(ctx, ev, in.Hold)
