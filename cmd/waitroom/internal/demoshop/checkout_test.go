@@ -361,7 +361,16 @@ func TestCheckoutCountdown(t *testing.T) {
 	h := newHarness(t)
 	hold := h.hold("alice", ga("floor", 1))
 	h.clock.Add(100*time.Second + 500*time.Millisecond)
-	wantPage(t, h.get("/checkout/"+hold, "alice"), http.StatusOK, `data-seconds="80">1:20<`)
+	// Each load of the checkout extends the hold a TTL from now ...
+	wantPage(t, h.get("/checkout/"+hold, "alice"), http.StatusOK, `data-seconds="180">3:00<`)
+	h.clock.Add(150 * time.Second)
+	wantPage(t, h.get("/checkout/"+hold, "alice"), http.StatusOK, `data-seconds="180">3:00<`)
+	// ... up to the event's maximum hold time (3 TTLs from the hold).
+	h.clock.Add(150 * time.Second)
+	wantPage(t, h.get("/checkout/"+hold, "alice"), http.StatusOK, `data-seconds="140"`)
+	h.clock.Add(140 * time.Second)
+	wantPage(t, h.get("/checkout/"+hold, "alice"), http.StatusGone, "Your hold has expired")
+	h.wantCounts(0, 0)
 }
 
 func TestRelease(t *testing.T) {
