@@ -38,6 +38,8 @@ func (p *Proxy) serveOwn(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
 			ctx.Response.SetBodyRaw(p.jwks)
 		case bytes.HasPrefix(rest, pathStatic):
 			p.asset(ctx, rest[len(pathStatic):])
+		case bytes.Equal(rest, pathSessionScript):
+			p.sessionScript(ctx, rq)
 		default:
 			writeError(ctx, fasthttp.StatusNotFound, errNotFound)
 		}
@@ -75,6 +77,11 @@ func (p *Proxy) serveOwn(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
 			return
 		}
 		p.join(ctx, ip)
+	case bytes.Equal(api, pathSession):
+		if !readOnly(ctx) {
+			return
+		}
+		p.session(ctx, rq, now)
 	case bytes.HasPrefix(api, pathDraws):
 		if !readOnly(ctx) {
 			return

@@ -132,6 +132,7 @@ type eventPages struct {
 	room, roomGz [][]byte
 	busy, busyGz [][]byte // site pages only
 	blocked      [][]byte
+	session      [][]byte // the session banner script (session.go)
 }
 
 // asset is one file served under Prefix/static/.
@@ -149,6 +150,7 @@ type templates struct {
 // builtin are the embedded assets, read once.
 type builtin struct {
 	roomJS, busyJS, css []byte
+	sessionJS           []byte
 	jsName, cssName     string
 	pow                 powScripts
 }
@@ -161,7 +163,8 @@ func loadBuiltin() builtin {
 		}
 		return b
 	}
-	b := builtin{roomJS: compactJS(read("room.js")), busyJS: compactJS(read("busy.js")), css: read("room.css")}
+	b := builtin{roomJS: compactJS(read("room.js")), busyJS: compactJS(read("busy.js")), css: read("room.css"),
+		sessionJS: compactJS(read("session.js"))}
 	b.jsName = hashedName("room", ".js", b.roomJS)
 	b.cssName = hashedName("room", ".css", b.css)
 	b.pow = loadPow(read)
@@ -352,6 +355,7 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 	n := len(languages)
 	if !site {
 		ev.room, ev.roomGz, ev.blocked = make([][]byte, n), make([][]byte, n), make([][]byte, n)
+		ev.session = make([][]byte, n)
 	} else {
 		ev.busy, ev.busyGz, ev.blocked = make([][]byte, n), make([][]byte, n), make([][]byte, n)
 	}
@@ -401,6 +405,9 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 			}
 			ev.roomGz[li] = gzipped(ev.room[li])
 			d.Config = nil
+			if ev.session[li], err = sessionScript(b.sessionJS, r, lang, texts); err != nil {
+				return nil, err
+			}
 		} else {
 			if ev.busy[li], err = exec(t.busy, b.busyJS); err != nil {
 				return nil, err
@@ -420,7 +427,8 @@ func scriptConfig(r resolved, lang string, texts map[string]string) *ScriptConfi
 	c := &ScriptConfig{Event: r.Event, Name: r.Name, Prefix: r.Prefix, Lang: lang,
 		PositionDisplay: r.PositionDisplay, Texts: make(map[string]string, len(texts))}
 	for k, v := range texts {
-		if strings.HasPrefix(k, "busy_") || strings.HasPrefix(k, "blocked_") || k == "title" || k == "noscript" {
+		if strings.HasPrefix(k, "busy_") || strings.HasPrefix(k, "blocked_") || strings.HasPrefix(k, sessionTextPrefix) ||
+			k == "title" || k == "noscript" {
 			continue
 		}
 		c.Texts[k] = v

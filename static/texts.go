@@ -28,8 +28,9 @@ const fallbackLanguage = "en"
 // languages are the languages the pages come in, in the order Languages
 // returns them; builtinTexts are their texts. The keys are the same in
 // every language (a test checks it, with the placeholders). Keys starting
-// with busy_ and blocked_ are for the busy and blocked pages, title and
-// noscript are written into the HTML, the rest go to the page script.
+// with busy_ and blocked_ are for the busy and blocked pages, session_
+// for the session banner script (SessionScript), title and noscript are
+// written into the HTML, the rest go to the page script.
 //
 // Placeholders: {n} a number, {low} and {high} the ends of a range,
 // {time} a local clock time.
