@@ -362,7 +362,8 @@ func TestCheckoutCountdown(t *testing.T) {
 	hold := h.hold("alice", ga("floor", 1))
 	h.clock.Add(100*time.Second + 500*time.Millisecond)
 	// Each load of the checkout extends the hold a TTL from now ...
-	wantPage(t, h.get("/checkout/"+hold, "alice"), http.StatusOK, `data-seconds="180">3:00<`)
+	wantPage(t, h.get("/checkout/"+hold, "alice"), http.StatusOK, `data-seconds="180">3:00<`,
+		`<script src="/_wr/session.js?event=`+testEvent+`" defer></script>`)
 	h.clock.Add(150 * time.Second)
 	wantPage(t, h.get("/checkout/"+hold, "alice"), http.StatusOK, `data-seconds="180">3:00<`)
 	// ... up to the event's maximum hold time (3 TTLs from the hold).
