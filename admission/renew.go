@@ -35,8 +35,11 @@ func (e *Engine) SessionEnd(id string, p *Pass) time.Time {
 	return sessionEnd(&ev.cfg, p)
 }
 
+// sessionEnd is AdmittedAt plus MaxSession, to the second as a token
+// keeps times (a pass's expiry is whole seconds, so a fraction would leave
+// it forever just short of the end).
 func sessionEnd(cfg *EventConfig, p *Pass) time.Time {
-	return p.AdmittedAt.Add(cfg.MaxSession)
+	return p.AdmittedAt.Add(cfg.MaxSession).Truncate(time.Second)
 }
 
 // Renewable reports whether a (verified) pass of event id could still be
