@@ -54,8 +54,10 @@ func testExtend(t *testing.T, s inventory.Store) {
 
 	// GA holds too; and the audit stream records each change once.
 	g := hold(t, s, ev, ga("u2", "floor", 2))
-	if got := extend(t, s, ev, g.ID, inventory.ExtendRequest{TTLSeconds: 90}); !got.ExpiresAt.After(g.ExpiresAt) || got.Pool != "floor" || got.Quantity != 2 {
-		t.Fatalf("extend a GA hold: %+v", got)
+	before = time.Now()
+	got = extend(t, s, ev, g.ID, inventory.ExtendRequest{TTL: 90500 * time.Millisecond})
+	if d := got.ExpiresAt.Sub(before); d < 90*time.Second || d > 93*time.Second || got.Pool != "floor" || got.Quantity != 2 {
+		t.Fatalf("extend a GA hold by 90.5 s: %+v (expires in %v)", got, d)
 	}
 	n := 0
 	for _, e := range auditAll(t, s, ev) {
