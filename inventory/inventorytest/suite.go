@@ -1,10 +1,10 @@
 // Run, the suite's one entry point, and the fixtures and helpers every
 // group of cases shares. The cases sit by concern: events.go, holds.go,
 // best.go (best available), confirms.go (confirm, release, cancel),
-// extend.go (extending holds),
-// reaping.go (expiry), idempotency.go, audit.go (audit stream, seat map)
-// and persistence.go; crash.go and linearizability.go hold the checks
-// the stores' own tests run under crashes and concurrent load.
+// extend.go (extending holds), reaping.go (expiry), idempotency.go,
+// audit.go (audit stream, seat map) and persistence.go; crash.go,
+// linearizability.go (the model) and linhistory.go (the histories) hold
+// the checks the stores' own tests run under crashes and concurrent load.
 
 package inventorytest
 
