@@ -184,8 +184,8 @@ func (s *Shop) checkout(w http.ResponseWriter, r *http.Request, visitor string) 
 }
 
 // keepHeld extends a live hold while its buyer is on the checkout page:
-// each load slides it a hold TTL from now, up to the event's maximum hold
-// time. It returns the hold as it is now: extended, or read again when it
+// each load (and the payment's submit) slides it a hold TTL from now, up
+// to the event's maximum hold time. It returns the hold as it is now: extended, or read again when it
 // ended meanwhile (paid in another tab, released, expired). When the
 // sidecar cannot extend it, the page shows the expiry it has.
 func (s *Shop) keepHeld(r *http.Request, h inventory.Hold) inventory.Hold {
@@ -265,6 +265,9 @@ func (s *Shop) payHold(w http.ResponseWriter, r *http.Request, visitor string) {
 		return
 	}
 	// The card fields are for show: they are never read, stored or logged.
+	if h.Status == inventory.HoldHeld {
+		h = s.keepHeld(r, h) // paying takes a while: the seats stay held a TTL more
+	}
 	switch h.Status {
 	case inventory.HoldConfirmed: // paid already: a double submit that came second
 		w.Header().Set(HeaderComplete, "1")
