@@ -25,14 +25,19 @@ func (e *Engine) RenewAt(id string, p *Pass) time.Time {
 }
 
 // SessionEnd returns when the session of a pass of event id ends at the
-// latest, renewals included: AdmittedAt plus MaxSession, or the pass's
-// own expiry for a pass without AdmittedAt (or of an unknown event).
+// latest, renewals included: AdmittedAt plus MaxSession (or the pass's own
+// expiry when that is later: a visitor who came late in their turn), or
+// the pass's expiry for a pass without AdmittedAt (or of an unknown
+// event).
 func (e *Engine) SessionEnd(id string, p *Pass) time.Time {
 	ev := e.events[id]
 	if ev == nil || p.AdmittedAt.IsZero() {
 		return p.ExpiresAt
 	}
-	return sessionEnd(&ev.cfg, p)
+	if end := sessionEnd(&ev.cfg, p); end.After(p.ExpiresAt) {
+		return end
+	}
+	return p.ExpiresAt
 }
 
 // sessionEnd is AdmittedAt plus MaxSession, to the second as a token

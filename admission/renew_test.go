@@ -53,9 +53,15 @@ func TestRenewPass(t *testing.T) {
 	}
 	i, pass, _ := admitOne(t, r, "show", tickets, 62*time.Second)
 	now := r.clk.Now()
-	if !pass.AdmittedAt.Equal(pass.IssuedAt.Truncate(time.Second)) || pass.AdmittedAt.IsZero() {
+	if pass.AdmittedAt.IsZero() || pass.AdmittedAt.After(pass.IssuedAt) || pass.IssuedAt.Sub(pass.AdmittedAt) > cfg.Controller.Tick+time.Second {
 		t.Fatalf("a pass from a status poll: admitted %v, issued %v", pass.AdmittedAt, pass.IssuedAt)
 	}
+	// Polling again later in the turn does not start a new session.
+	r.clk.Add(30 * time.Second)
+	if again := r.status(t, "show", &tickets[i]); again.Pass == nil || !again.Pass.AdmittedAt.Equal(pass.AdmittedAt) {
+		t.Fatalf("a second poll in the turn: %+v, want the session begun at %v", again.Pass, pass.AdmittedAt)
+	}
+	r.clk.Add(-30 * time.Second)
 	end := pass.AdmittedAt.Add(cfg.MaxSession)
 	if got := r.e.SessionEnd("show", pass); !got.Equal(end) {
 		t.Fatalf("SessionEnd = %v, want %v", got, end)
