@@ -11,6 +11,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/internal/jsonenc"
 	"github.com/waitroom/waitroom/static"
 )
@@ -64,6 +65,9 @@ func (p *Proxy) session(ctx *fasthttp.RequestCtx, rq *request, now time.Time) {
 	b = strconv.AppendBool(b, p.engine.Renewable(ev.ID, pass, now))
 	b = append(b, `,"session_ends_at":`...)
 	b = appendTime(b, p.engine.SessionEnd(ev.ID, pass))
+	bar, barred := p.engine.Barred(ev.ID, pass.Visitor)
+	b = append(b, `,"done":`...)
+	b = strconv.AppendBool(b, barred && bar.Reason == admission.BarCompleted)
 	b = append(b, '}')
 	ctx.Response.Header.SetContentTypeBytes(contentJSON)
 	ctx.Response.Header.Set("Cache-Control", "no-store")

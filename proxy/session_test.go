@@ -19,6 +19,7 @@ type sessionJSON struct {
 	ExpiresIn     int64     `json:"expires_in"`
 	Renews        bool      `json:"renews"`
 	SessionEndsAt time.Time `json:"session_ends_at"`
+	Done          bool      `json:"done"`
 	Error         string    `json:"error"`
 	Message       string    `json:"message"`
 }
@@ -91,7 +92,7 @@ func TestSessionEndpoint(t *testing.T) {
 
 	// Done at the origin: still active for the grace, but it will not renew.
 	b.do(t, "GET", r.url+"/show/paid", "")
-	if _, s := getSession(t, r, b, "?event=show"); !s.Active || s.Renews {
+	if _, s := getSession(t, r, b, "?event=show"); !s.Active || s.Renews || !s.Done {
 		t.Fatalf("a completed visitor's session: %+v", s)
 	}
 	// Revoked: gone.

@@ -13,7 +13,7 @@
   var WARN = 60; // seconds before the end that the banner shows
   var T = cfg.texts;
   var url = cfg.prefix + "/api/session?event=" + encodeURIComponent(cfg.event);
-  var banner = null, text = null, timer = 0, seen = false, dismissed = "";
+  var banner = null, text = null, timer = 0, seen = false, done = false, dismissed = "";
 
   function el(tag) { return document.createElement(tag); }
 
@@ -75,13 +75,21 @@
       })
       .then(function (s) {
         if (!s.active) {
-          // Had a pass and lost it: the session is over. Never had one:
-          // nothing to warn about.
-          if (seen) show(T.session_ended); else hide();
+          // Had a pass and lost it: the session is over. Never had one,
+          // or done (a purchase completed): nothing to warn about.
+          if (seen && !done) show(T.session_ended); else hide();
           later(60);
           return;
         }
         seen = true;
+        if (s.done) {
+          // The site said the visitor is done: their pass ends after a
+          // grace, as it should; no warning.
+          done = true;
+          hide();
+          later(60);
+          return;
+        }
         var left = s.expires_in;
         if (left <= WARN) {
           show(s.renews ? T.session_ending : T.session_ending_final);
