@@ -102,12 +102,13 @@ func (ev *event) refreshBars(ctx context.Context, now time.Time) {
 
 // barUntil is how long a bar made at now must be kept: until no ticket
 // of the event can still be valid, for a visitor barred while queued;
-// turns end a grace and a session after they start.
+// turns end a grace and a session after they start, and a pass renewed
+// by activity lives at most MaxSession.
 func (ev *event) barUntil(now time.Time) time.Time {
 	if !ev.cfg.ClosesAt.IsZero() {
-		return ev.cfg.ClosesAt.Add(ev.cfg.NoShowGrace + ev.cfg.SessionDuration)
+		return ev.cfg.ClosesAt.Add(ev.cfg.NoShowGrace + ev.cfg.MaxSession)
 	}
-	return now.Add(ticketLifetime + ev.cfg.NoShowGrace + ev.cfg.SessionDuration)
+	return now.Add(ticketLifetime + ev.cfg.NoShowGrace + ev.cfg.MaxSession)
 }
 
 // RevokeVisitor bars visitor v of an event: their status polls mint no

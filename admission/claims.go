@@ -24,6 +24,7 @@ const (
 	claimIat
 	claimExp
 	claimJti
+	claimAdm // optional in a pass: passes minted before renewal lack it
 
 	commonClaimSet = claimTyp | claimEv | claimVid | claimLane | claimNum | claimBind | claimIat | claimExp
 	ticketClaimSet = commonClaimSet | claimTr
@@ -33,7 +34,7 @@ const (
 // claimNames are the claims this package reads.
 var claimNames = [][]byte{
 	[]byte("typ"), []byte("ev"), []byte("vid"), []byte("lane"), []byte("tr"),
-	[]byte("num"), []byte("bind"), []byte("iat"), []byte("exp"), []byte("jti"),
+	[]byte("num"), []byte("bind"), []byte("iat"), []byte("exp"), []byte("jti"), []byte("adm"),
 }
 
 // claims are a decoded ticket or pass payload. It implements
@@ -45,7 +46,7 @@ type claims struct {
 	vid                 VisitorID
 	tr                  int
 	num                 uint64
-	iat, exp            int64
+	iat, exp, adm       int64
 	seen                uint16 // claim bits present
 	decoded             bool
 }
@@ -98,6 +99,8 @@ func (c *claims) claim(r *jsonstrict.Reader, key []byte) error {
 		bit = claimExp
 	case "jti":
 		bit = claimJti
+	case "adm":
+		bit = claimAdm
 	default:
 		// encoding/json would read "EV" as ev: refuse what other
 		// decoders may read differently.
@@ -148,6 +151,10 @@ func (c *claims) claim(r *jsonstrict.Reader, key []byte) error {
 		var n uint64
 		n, err = r.Uint("exp", maxUnix)
 		c.exp = int64(n)
+	case claimAdm:
+		var n uint64
+		n, err = r.Uint("adm", maxUnix)
+		c.adm = int64(n)
 	}
 	if err != nil {
 		return errClaimValue
@@ -160,13 +167,13 @@ const maxInt = int(^uint(0) >> 1)
 // checkShape validates decoded (or to be signed) claims: exactly the
 // claims of the type, each within bounds.
 func (c *claims) checkShape() error {
-	want := uint16(ticketClaimSet)
+	want, seen := uint16(ticketClaimSet), c.seen
 	if c.typ == typPass {
-		want = passClaimSet
+		want, seen = passClaimSet, seen&^claimAdm // adm is optional in a pass
 	}
-	allKnown := uint16(ticketClaimSet | passClaimSet)
+	allKnown := uint16(ticketClaimSet | passClaimSet | claimAdm)
 	switch {
-	case c.seen&allKnown != want:
+	case seen&allKnown != want:
 		return errMissingClaim
 	case c.ev == "":
 		return errBadEvent
@@ -177,6 +184,8 @@ func (c *claims) checkShape() error {
 	case c.typ == typPass && !validPassID(c.jti):
 		return errBadPassID
 	case c.iat <= 0 || c.exp > maxUnix || c.exp <= c.iat:
+		return errBadTimes
+	case c.seen&claimAdm != 0 && (c.adm <= 0 || c.adm > c.iat):
 		return errBadTimes
 	}
 	return nil

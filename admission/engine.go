@@ -123,6 +123,10 @@ func normalize(cfg EventConfig) (EventConfig, error) {
 	if cfg.SessionDuration <= 0 {
 		cfg.SessionDuration = DefaultSessionDuration
 	}
+	if cfg.MaxSession <= 0 {
+		cfg.MaxSession = DefaultMaxSessionFactor * cfg.SessionDuration
+	}
+	cfg.MaxSession = max(cfg.MaxSession, cfg.SessionDuration)
 	if cfg.NoShowGrace <= 0 {
 		cfg.NoShowGrace = DefaultNoShowGrace
 	}

@@ -257,7 +257,10 @@ func (ev *event) admit(ctx context.Context, l *lane, res StatusResult, now time.
 	}
 	res.Status.Kind = StatusAdmitted
 	res.Pass = &Pass{ID: NewPassIDFor(res.Ticket.Visitor), Event: ev.cfg.ID, Visitor: res.Ticket.Visitor, Lane: l.cfg.Name, Number: n,
-		Binding: res.Ticket.Binding, IssuedAt: now, ExpiresAt: minTime(now.Add(session), until)}
+		Binding: res.Ticket.Binding, IssuedAt: now, ExpiresAt: minTime(now.Add(session), until),
+		// The session began with the turn, so polling again within it does
+		// not start a new one (MaxSession counts from here).
+		AdmittedAt: minTime(anchor, now).Truncate(time.Second)}
 	return res, nil
 }
 

@@ -66,6 +66,12 @@ type Pass struct {
 	// IssuedAt and ExpiresAt bound the pass's validity (whole seconds,
 	// ExpiresAt at least a second after IssuedAt).
 	IssuedAt, ExpiresAt time.Time
+	// AdmittedAt is when the visitor's session began (the "adm" claim):
+	// renewals keep it, and a session ends at AdmittedAt plus the event's
+	// MaxSession whatever renewals happen. Zero for a pass minted before
+	// renewal existed; such a pass is honoured until it expires but never
+	// renewed. It is not after IssuedAt.
+	AdmittedAt time.Time
 }
 
 // NewPassID returns a fresh pass id: 128 random bits, base64url without
@@ -125,6 +131,7 @@ type passJSON struct {
 	Bind string     `json:"bind"`
 	Iat  int64      `json:"iat"`
 	Exp  int64      `json:"exp"`
+	Adm  int64      `json:"adm,omitempty"`
 }
 
 // hexVisitor is a visitor id encoded as the vid claim (lower-case hex).
@@ -182,19 +189,23 @@ func (k *Keyring) SignTicket(t Ticket) (string, error) {
 
 // SignPass signs p with the signing key. Besides the conditions of
 // SignTicket, it refuses an ID that is empty, longer than 64 bytes or not
-// made of base64url characters.
+// made of base64url characters, and an AdmittedAt (when set) before
+// 1970-01-01T00:00:01Z or after IssuedAt.
 func (k *Keyring) SignPass(p Pass) (string, error) {
 	c := claims{
 		typ: typPass, jti: p.ID, ev: p.Event, vid: p.Visitor, lane: p.Lane,
 		num: p.Number, bind: p.Binding, iat: p.IssuedAt.Unix(), exp: p.ExpiresAt.Unix(),
 		seen: passClaimSet,
 	}
+	if !p.AdmittedAt.IsZero() {
+		c.adm, c.seen = p.AdmittedAt.Unix(), c.seen|claimAdm
+	}
 	if err := c.checkSignable(); err != nil {
 		return "", err
 	}
 	return k.sign(&passJSON{
 		Typ: typPass, Jti: c.jti, Ev: c.ev, Vid: hexVisitor(c.vid), Lane: c.lane,
-		Num: c.num, Bind: c.bind, Iat: c.iat, Exp: c.exp,
+		Num: c.num, Bind: c.bind, Iat: c.iat, Exp: c.exp, Adm: c.adm,
 	})
 }
 
@@ -258,7 +269,7 @@ func (k *Keyring) VerifyPass(token, event, binding string, now time.Time) (Pass,
 	if err != nil {
 		return Pass{}, err
 	}
-	return Pass{
+	p := Pass{
 		ID:        c.jti,
 		Event:     c.ev,
 		Visitor:   c.vid,
@@ -267,7 +278,11 @@ func (k *Keyring) VerifyPass(token, event, binding string, now time.Time) (Pass,
 		Binding:   c.bind,
 		IssuedAt:  time.Unix(c.iat, 0).UTC(),
 		ExpiresAt: time.Unix(c.exp, 0).UTC(),
-	}, nil
+	}
+	if c.seen&claimAdm != 0 {
+		p.AdmittedAt = time.Unix(c.adm, 0).UTC()
+	}
+	return p, nil
 }
 
 // verify checks a token of type typ and returns its claims.

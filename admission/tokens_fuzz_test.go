@@ -37,6 +37,9 @@ func addTokenSeeds(f *testing.F, rings []*Keyring) {
 		pt := mustSign(f)(ring.SignPass(p))
 		f.Add(tt)
 		f.Add(pt)
+		renewed := p
+		renewed.AdmittedAt = p.IssuedAt.Add(-time.Hour)
+		f.Add(mustSign(f)(ring.SignPass(renewed)))
 		h, payload, _ := splitToken(f, tt)
 		f.Add(h + "." + payload + ".")
 		f.Add(craftToken(f, map[string]any{"alg": "none", "kid": "h"}, payload, nil))
@@ -103,7 +106,10 @@ func FuzzVerifyPass(f *testing.F) {
 func FuzzVerifySignedPayload(f *testing.F) {
 	key := hsKey("h")
 	ring := mustRing(f, key)
-	for _, tok := range []string{mustSign(f)(ring.SignTicket(sampleTicket())), mustSign(f)(ring.SignPass(samplePass()))} {
+	renewed := samplePass()
+	renewed.AdmittedAt = renewed.IssuedAt.Add(-time.Hour)
+	for _, tok := range []string{mustSign(f)(ring.SignTicket(sampleTicket())), mustSign(f)(ring.SignPass(samplePass())),
+		mustSign(f)(ring.SignPass(renewed))} {
 		_, payload, _ := splitToken(f, tok)
 		f.Add(decodeSeg(f, payload))
 	}

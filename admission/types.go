@@ -76,6 +76,9 @@ const (
 	DefaultVisitorsPerSeat = 1.5
 	DefaultRefresh         = 5 * time.Second
 	DefaultCompleteGrace   = 30 * time.Second
+	// DefaultMaxSessionFactor is MaxSession's default as a multiple of
+	// SessionDuration.
+	DefaultMaxSessionFactor = 3
 )
 
 // EventConfig is one event's queue: its schedule, lanes, caps and the
@@ -92,6 +95,13 @@ type EventConfig struct {
 	Tranche time.Duration
 	// SessionDuration is how long a pass is valid (default 10 min).
 	SessionDuration time.Duration
+	// MaxSession is the longest an admitted visitor's session may last
+	// while their pass is renewed by activity (RenewPass): a pass slides
+	// forward by up to SessionDuration but never past AdmittedAt plus
+	// MaxSession. Zero means DefaultMaxSessionFactor times
+	// SessionDuration; a value below SessionDuration is SessionDuration
+	// (no renewal).
+	MaxSession time.Duration
 	// NoShowGrace is how long a visitor whose number is reached may take
 	// to come (poll and take the pass) before counting as a no-show
 	// (default 2 min).

@@ -33,6 +33,12 @@ type Store interface {
 	// Release gives a hold's seats back; releasing a released or expired
 	// hold succeeds and changes nothing.
 	Release(ctx context.Context, event, hold string, req ReleaseRequest) (Release, error)
+	// Extend moves a live hold's expiry later (ExtendRequest), bounded
+	// by the event's MaxHold from the hold's creation; at that bound it
+	// succeeds and changes nothing. A confirmed, released or expired hold
+	// cannot be extended (ErrHoldConfirmed, ErrHoldReleased,
+	// ErrHoldExpired).
+	Extend(ctx context.Context, event, hold string, req ExtendRequest) (Hold, error)
 	// Cancel returns a sold order's seats to sale; cancelling a cancelled
 	// order succeeds and changes nothing.
 	Cancel(ctx context.Context, event, order string, req CancelRequest) (Order, error)

@@ -6,6 +6,10 @@ import "time"
 // request names a TTL.
 const DefaultHoldTTL = 480 * time.Second
 
+// DefaultMaxHoldFactor is an event's default maximum total hold time
+// (max_hold_seconds) as a multiple of its hold TTL, at most MaxHoldTTL.
+const DefaultMaxHoldFactor = 3
+
 // Limits on the size of definitions and requests. They bound the work one
 // atomic step can do, so that no single request can stall a store.
 const (
@@ -38,6 +42,11 @@ type EventDef struct {
 	Limits Limits `json:"limits"`
 	// HoldTTLSeconds is the default hold lifetime; 0 means DefaultHoldTTL.
 	HoldTTLSeconds int `json:"hold_ttl_seconds"`
+	// MaxHoldSeconds bounds a hold's total lifetime from its creation,
+	// extensions included (Store.Extend); 0 means DefaultMaxHoldFactor
+	// times the hold TTL (at most MaxHoldTTL). When set, at least
+	// HoldTTLSeconds.
+	MaxHoldSeconds int `json:"max_hold_seconds"`
 }
 
 // Section is a block of numbered seats sold at one price.
@@ -75,6 +84,15 @@ func (d *EventDef) HoldTTL() time.Duration {
 		return DefaultHoldTTL
 	}
 	return time.Duration(d.HoldTTLSeconds) * time.Second
+}
+
+// MaxHold returns the longest a hold of the event may live from its
+// creation, extensions included.
+func (d *EventDef) MaxHold() time.Duration {
+	if d.MaxHoldSeconds <= 0 {
+		return min(DefaultMaxHoldFactor*d.HoldTTL(), MaxHoldTTL)
+	}
+	return time.Duration(d.MaxHoldSeconds) * time.Second
 }
 
 // Event is a stored event definition.
@@ -172,6 +190,21 @@ type Release struct {
 	Replayed   bool       `json:"-"`
 }
 
+// ExtendRequest keeps a live hold alive for longer: its expiry becomes
+// TTL (or TTLSeconds, or the event's hold TTL) from now, never earlier
+// than it was and never later than the hold's creation plus the event's
+// MaxHold. Repeating it is harmless: it does not add up.
+type ExtendRequest struct {
+	// TTLSeconds is how long from now the hold should live (HTTP form);
+	// 0 means the event's hold TTL.
+	TTLSeconds int `json:"ttl_seconds,omitempty"`
+	// TTL is TTLSeconds with millisecond precision; when zero,
+	// TTLSeconds and then the event default apply.
+	TTL            time.Duration `json:"-"`
+	IdempotencyKey string        `json:"-"`
+	Actor          string        `json:"-"`
+}
+
 // CancelRequest returns a sold order's seats to sale.
 type CancelRequest struct {
 	Reason string `json:"reason,omitempty"`
@@ -256,6 +289,7 @@ const (
 	ActionConfirm = "confirm"
 	ActionRelease = "release"
 	ActionExpire  = "expire"
+	ActionExtend  = "extend"
 	ActionCancel  = "cancel"
 )
 

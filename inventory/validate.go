@@ -209,6 +209,9 @@ func (d *EventDef) Validate() error {
 	}
 	if d.HoldTTLSeconds < 0 || d.HoldTTLSeconds > int(MaxHoldTTL/time.Second) {
 		p.add("hold_ttl_seconds", "must be between 0 (default %d) and %d", int(DefaultHoldTTL/time.Second), int(MaxHoldTTL/time.Second))
+	} else if d.MaxHoldSeconds != 0 && (d.MaxHoldSeconds < int(d.HoldTTL()/time.Second) || d.MaxHoldSeconds > int(MaxHoldTTL/time.Second)) {
+		p.add("max_hold_seconds", "must be 0 (%d × the hold TTL) or between the hold TTL (%d) and %d",
+			DefaultMaxHoldFactor, int(d.HoldTTL()/time.Second), int(MaxHoldTTL/time.Second))
 	}
 	return p.err()
 }
@@ -234,6 +237,9 @@ func PrepareEvent(id string, def EventDef, actor string) (EventDef, error) {
 func (d EventDef) Normalized() EventDef {
 	if d.HoldTTLSeconds == 0 {
 		d.HoldTTLSeconds = int(DefaultHoldTTL / time.Second)
+	}
+	if d.MaxHoldSeconds == 0 {
+		d.MaxHoldSeconds = int(d.MaxHold() / time.Second)
 	}
 	if d.Sections == nil {
 		d.Sections = []Section{}
@@ -397,6 +403,54 @@ func (r *ReleaseRequest) Validate() error {
 // Fingerprint identifies a release of hold.
 func (r *ReleaseRequest) Fingerprint(hold string) string {
 	return fingerprint("release\x00" + hold)
+}
+
+// Validate checks an extend request.
+func (r *ExtendRequest) Validate() error {
+	var p problems
+	if r.TTLSeconds < 0 || r.TTLSeconds > int(MaxHoldTTL/time.Second) {
+		p.add("ttl_seconds", "must be between 0 (the event's TTL) and %d", int(MaxHoldTTL/time.Second))
+	}
+	if r.TTL < 0 || r.TTL > MaxHoldTTL || (r.TTL > 0 && r.TTL < time.Millisecond) {
+		p.add("ttl", "must be between 1ms and %s", MaxHoldTTL)
+	}
+	if r.IdempotencyKey != "" && !ValidIdempotencyKey(r.IdempotencyKey) {
+		p.add("Idempotency-Key", "must be 1-%d printable ASCII characters", MaxKeyLen)
+	}
+	if !ValidActor(r.Actor) {
+		p.add("actor", "must be at most %d characters without control characters", MaxActorLen)
+	}
+	return p.err()
+}
+
+// TTLMillis is the requested lifetime from now in milliseconds; 0 means
+// the event's hold TTL.
+func (r *ExtendRequest) TTLMillis() int64 {
+	switch {
+	case r.TTL > 0:
+		return r.TTL.Milliseconds()
+	case r.TTLSeconds > 0:
+		return int64(r.TTLSeconds) * 1000
+	}
+	return 0
+}
+
+// ExtendedExpiry is the expiry (Unix ms) an extend by r at now gives a
+// live hold created at created and expiring at expires in an event: the
+// requested lifetime from now, bounded by the event's MaxHold from
+// creation, and never earlier than expires. The Redis script computes the
+// same.
+func (r *ExtendRequest) ExtendedExpiry(d *EventDef, created, expires, now int64) int64 {
+	ttl := r.TTLMillis()
+	if ttl == 0 {
+		ttl = d.HoldTTL().Milliseconds()
+	}
+	return max(expires, min(now+ttl, created+d.MaxHold().Milliseconds()))
+}
+
+// Fingerprint identifies an extend of hold.
+func (r *ExtendRequest) Fingerprint(hold string) string {
+	return fingerprint("extend\x00" + hold + "\x00" + strconv.FormatInt(r.TTLMillis(), 10))
 }
 
 // Validate checks a cancel request.

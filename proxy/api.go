@@ -42,6 +42,8 @@ func (p *Proxy) serveOwn(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
 			p.serveNoJS(ctx, rest[len(pathNoJS):], rq)
 		case bytes.HasPrefix(rest, pathDraw):
 			p.drawPage(ctx, rest[len(pathDraw):])
+		case bytes.Equal(rest, pathSessionScript):
+			p.sessionScript(ctx, rq)
 		default:
 			writeError(ctx, fasthttp.StatusNotFound, errNotFound)
 		}
@@ -79,6 +81,11 @@ func (p *Proxy) serveOwn(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
 			return
 		}
 		p.join(ctx, ip)
+	case bytes.Equal(api, pathSession):
+		if !readOnly(ctx) {
+			return
+		}
+		p.session(ctx, rq, now)
 	case bytes.HasPrefix(api, pathDraws):
 		if !readOnly(ctx) {
 			return
@@ -219,7 +226,7 @@ func (p *Proxy) setPass(ctx *fasthttp.RequestCtx, ev *event, pass *admission.Pas
 		writeError(ctx, fasthttp.StatusInternalServerError, errInternal)
 		return false
 	}
-	p.passes.add(tok, passFiller(*pass, b.signals()))
+	p.passes.add(tok, passFiller(*pass, b.signals(), p.engine.RenewAt(ev.ID, pass)))
 	ev.counts.passesIssued.Inc()
 	p.notify(Notice{Kind: "admitted", Event: ev.ID, Visitor: pass.Visitor.String(), Lane: pass.Lane, Score: -1})
 	p.setCookie(ctx, ev.passCookie, tok, pass.ExpiresAt)
@@ -452,6 +459,10 @@ func (p *Proxy) auth(ctx *fasthttp.RequestCtx, rq *request) {
 		r.ev.meter.SeenAt(&e.v.seen, now)
 		ctx.Response.Header.SetBytesV("X-Waitroom-Visitor", e.v.visitor[:])
 		ctx.Response.Header.SetBytesV("X-Waitroom-Event", r.ev.id)
+		if now.Unix() >= e.v.renewAt.Load() {
+			// The front proxy passes the cookie on (auth_request_set).
+			p.renew(ctx, r.ev, e, now, false)
+		}
 	}
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/waitroom/waitroom/internal/testkit/nginxtest"
 	"github.com/waitroom/waitroom/proxy/httpguard"
@@ -70,6 +71,18 @@ func TestNginxAuthRequest(t *testing.T) {
 	v.do(t, "GET", site+"/about", "", "X-Waitroom-Visitor", "forged")
 	if s := r.origin.last(t); s.visitor != "" {
 		t.Fatalf("a forged visitor header reached the site: %q", s.visitor)
+	}
+
+	// Browsing late in the session: nginx passes the renewed pass on with
+	// the site's answer.
+	r.clk.Set(p.ExpiresAt.Add(-time.Minute))
+	got = v.do(t, "GET", site+"/show/seats", "")
+	np, err := r.keys.VerifyPass(v.cookie(site, "wr_pass_show"), "show", v.bindingFor(t), r.clk.Now())
+	if got.body != "origin:/show/seats" || renewedPass(got) == "" || err != nil || np.ID != p.ID || !np.ExpiresAt.After(p.ExpiresAt) {
+		t.Fatalf("a due pass through nginx: %d %q, cookie %q, pass %+v (%v)", got.status, got.body, renewedPass(got), np, err)
+	}
+	if got := v.do(t, "GET", site+"/show/seats", ""); renewedPass(got) != "" {
+		t.Fatal("nginx sent a renewed pass on a response that renewed nothing")
 	}
 }
 

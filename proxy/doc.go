@@ -30,6 +30,11 @@
 //     response header). Without one, a queue route answers with the
 //     waiting-room page (or the status JSON for Accept: application/json)
 //     and a block route with 403.
+//  7. A pass with less than half a session left is renewed on the
+//     response to the next such request (renew.go): one comparison with
+//     the due time kept in the cache entry; signing only then, once per
+//     pass, never for a revoked or completed visitor, never beyond the
+//     event's MaxSession, and only on responses shared caches do not keep.
 //
 // # Limits
 //
@@ -55,6 +60,8 @@
 //	GET  {prefix}/api/draws/{event}/{tranche}          the draw audit
 //	POST {prefix}/nojs/join  event=E[&return=/path]    the form of a browser without JavaScript: 303 to nojs/status
 //	GET  {prefix}/nojs/status?event=E&return=/path     the status as a page that reloads itself; 303 with the pass once admitted
+//	GET  {prefix}/api/session?event=E                  the visitor's pass: seconds left, renewable
+//	GET  {prefix}/session.js?event=E                   the session banner script for origins' pages
 //	GET  {prefix}/auth                                 204 / 401 / 403 for nginx auth_request
 //	GET  {prefix}/jwks.json                            public keys of EdDSA passes
 //

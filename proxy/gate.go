@@ -314,7 +314,7 @@ func (p *Proxy) validPass(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, no
 			ev.counts.invalidPasses.Inc()
 			return nil
 		}
-		e = p.passes.add(string(tok), passFiller(pass, b.signals()))
+		e = p.passes.add(string(tok), passFiller(pass, b.signals(), p.engine.RenewAt(ev.ID, &pass)))
 	} else {
 		p.m.passHits.Inc()
 	}
@@ -331,11 +331,12 @@ func (p *Proxy) validPass(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, no
 }
 
 // passFiller fills a cache entry with a pass verified for the binding
-// inputs with.
-func passFiller(pass admission.Pass, with signals) func(e *passEntry) {
+// inputs with, due for renewal at renewAt (zero: never).
+func passFiller(pass admission.Pass, with signals, renewAt time.Time) func(e *passEntry) {
 	return func(e *passEntry) {
 		e.pass, e.with = pass, with
 		copy(e.visitor[:], pass.Visitor.String())
+		e.renewAt.Store(renewUnix(renewAt))
 	}
 }
 
@@ -399,6 +400,12 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass 
 	}
 	if out.Err != nil {
 		p.upstreamFailed(ctx, o, out.Err)
+		return
+	}
+	// One comparison on the cached pass; minting is for the rare request
+	// past it. A visitor who just completed is not renewed.
+	if pass != nil && now.Unix() >= pass.v.renewAt.Load() && !out.Complete && out.Status >= 200 {
+		p.renew(ctx, r.ev, pass, now, true)
 	}
 }
 

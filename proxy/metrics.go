@@ -13,6 +13,7 @@ type metrics struct {
 	requests     *prometheus.CounterVec
 	joinsVec     *prometheus.CounterVec
 	passesIssued *prometheus.CounterVec
+	renewedVec   *prometheus.CounterVec
 	badPasses    *prometheus.CounterVec
 	noTicket     *prometheus.CounterVec
 	bypassVec    *prometheus.CounterVec
@@ -52,6 +53,7 @@ type eventCounts struct {
 	id                           string
 	m                            *metrics
 	passesIssued                 prometheus.Counter
+	passesRenewed                prometheus.Counter
 	invalidPasses, revokedPasses prometheus.Counter
 	statusNoTicket               prometheus.Counter
 }
@@ -70,6 +72,8 @@ func newMetrics(reg prometheus.Registerer, engine *admission.Engine) (*metrics, 
 			[]string{"event", "result"}),
 		passesIssued: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_passes_issued_total",
 			Help: "Passes handed to admitted visitors."}, []string{"event"}),
+		renewedVec: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_passes_renewed_total",
+			Help: "Passes slid forward for visitors still active at the origin (events[].max_session)."}, []string{"event"}),
 		badPasses: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_passes_refused_total",
 			Help: "Pass cookies refused at the gate, by reason (invalid: bad signature, expired, wrong device or event; revoked)."},
 			[]string{"event", "reason"}),
@@ -111,7 +115,7 @@ func newMetrics(reg prometheus.Registerer, engine *admission.Engine) (*metrics, 
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.joinsVec, m.passesIssued, m.badPasses, m.noTicket,
+	for _, c := range []prometheus.Collector{m.requests, m.joinsVec, m.passesIssued, m.renewedVec, m.badPasses, m.noTicket,
 		m.shed, m.originErrors, m.rateLimited, m.badRequests, m.refusedVec, m.bypassVec, m.passCache, &queueCollector{engine: engine},
 		m.extra[0], m.extra[1], m.extra[2]} {
 		if err := reg.Register(c); err != nil {
@@ -134,6 +138,7 @@ func (m *metrics) route(a Action) *routeCounts {
 func (m *metrics) event(id string) *eventCounts {
 	return &eventCounts{id: id, m: m,
 		passesIssued:   m.passesIssued.WithLabelValues(id),
+		passesRenewed:  m.renewedVec.WithLabelValues(id),
 		invalidPasses:  m.badPasses.WithLabelValues(id, "invalid"),
 		revokedPasses:  m.badPasses.WithLabelValues(id, "revoked"),
 		statusNoTicket: m.noTicket.WithLabelValues(id),

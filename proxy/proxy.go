@@ -132,6 +132,11 @@ type passEntry struct {
 	seen    meter.Presence
 	// with are the binding inputs the pass was verified with.
 	with signals
+	// renewAt is when the pass is due for renewal, in Unix seconds
+	// (neverRenew: not renewable); renewed is the pass that replaced it,
+	// once one did (see renew.go).
+	renewAt atomic.Int64
+	renewed atomic.Pointer[renewal]
 }
 
 // New checks opts and builds a Proxy. Close releases it.

@@ -162,6 +162,7 @@ type eventPages struct {
 	busy, busyGz [][]byte // site pages only
 	down, downGz [][]byte // site pages only
 	blocked      [][]byte
+	session      [][]byte // the session banner script (session.go)
 }
 
 // asset is one file served under Prefix/static/.
@@ -180,6 +181,7 @@ type templates struct {
 type builtin struct {
 	roomJS, busyJS, css []byte
 	drawJS              []byte
+	sessionJS           []byte
 	jsName, cssName     string
 	pow                 powScripts
 }
@@ -193,7 +195,7 @@ func loadBuiltin() builtin {
 		return b
 	}
 	b := builtin{roomJS: compactJS(read("room.js")), busyJS: compactJS(read("busy.js")), css: read("room.css"),
-		drawJS: compactJS(read("draw.js"))}
+		drawJS: compactJS(read("draw.js")), sessionJS: compactJS(read("session.js"))}
 	b.jsName = hashedName("room", ".js", b.roomJS)
 	b.cssName = hashedName("room", ".css", b.css)
 	b.pow = loadPow(read)
@@ -393,6 +395,7 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 	if !site {
 		ev.room, ev.roomGz, ev.blocked = make([][]byte, n), make([][]byte, n), make([][]byte, n)
 		ev.draw, ev.drawGz = make([][]byte, n), make([][]byte, n)
+		ev.session = make([][]byte, n)
 	} else {
 		ev.busy, ev.busyGz, ev.blocked = make([][]byte, n), make([][]byte, n), make([][]byte, n)
 		ev.down, ev.downGz = make([][]byte, n), make([][]byte, n)
@@ -453,6 +456,9 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 			if err := ev.noteNoJS(d, csp); err != nil {
 				return nil, err
 			}
+			if ev.session[li], err = sessionScript(b.sessionJS, r, lang, texts); err != nil {
+				return nil, err
+			}
 		} else {
 			if ev.busy[li], err = exec(t.busy, b.busyJS); err != nil {
 				return nil, err
@@ -473,7 +479,7 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 
 // otherPages are the prefixes of the texts only other pages (or the HTML
 // the server writes) show; the room script is not sent them.
-var otherPages = []string{"busy_", "blocked_", "down_", "nojs_", "og_", "dp_"}
+var otherPages = []string{"busy_", "blocked_", "down_", "nojs_", "og_", "dp_", sessionTextPrefix}
 
 // forScript reports whether the room script shows the text named k.
 func forScript(k string) bool {

@@ -209,6 +209,8 @@ func decodeEvent(body []byte, d *eventBody) error {
 			})
 		case "hold_ttl_seconds":
 			return intField(r, "hold_ttl_seconds", maxCount, &d.HoldTTLSeconds)
+		case "max_hold_seconds":
+			return intField(r, "max_hold_seconds", maxCount, &d.MaxHoldSeconds)
 		}
 		return unknownField("", key)
 	})
@@ -220,7 +222,52 @@ func checkEventBody(d *eventBody) error {
 	if d.HoldTTLSeconds < 0 || int64(d.HoldTTLSeconds) > maxTTLSeconds {
 		return badRequestf("hold_ttl_seconds: must be between 0 (default %d) and %d", int(inventory.DefaultHoldTTL/time.Second), maxTTLSeconds)
 	}
+	if d.MaxHoldSeconds < 0 || int64(d.MaxHoldSeconds) > maxTTLSeconds {
+		return badRequestf("max_hold_seconds: must be between 0 (default %d × the hold TTL) and %d", inventory.DefaultMaxHoldFactor, maxTTLSeconds)
+	}
 	return nil
+}
+
+// decodeExtend reads an extend body: empty, or an object with an optional
+// ttl_seconds or ttl_ms (not both), each from 1 up to the longest hold.
+func decodeExtend(body []byte) (inventory.ExtendRequest, error) {
+	var req inventory.ExtendRequest
+	if len(body) == 0 {
+		return req, nil
+	}
+	var secs, ms *int64
+	err := decodeBody(body, func(r *jsonstrict.Reader, key []byte) (err error) {
+		if r.Null() {
+			return nil
+		}
+		var n int64
+		switch string(key) {
+		case "ttl_seconds":
+			n, err = r.Int("ttl_seconds", -maxCount, maxCount)
+			secs = &n
+		case "ttl_ms":
+			n, err = r.Int("ttl_ms", -maxCount, maxCount)
+			ms = &n
+		default:
+			err = unknownField("", key)
+		}
+		return err
+	})
+	switch {
+	case err != nil:
+		return req, err
+	case secs != nil && ms != nil:
+		return req, badRequestf("give ttl_seconds or ttl_ms, not both")
+	case secs != nil && (*secs < 1 || *secs > maxTTLSeconds):
+		return req, badRequestf("ttl_seconds: must be between 1 and %d", maxTTLSeconds)
+	case ms != nil && (*ms < 1 || *ms > maxTTLMillis):
+		return req, badRequestf("ttl_ms: must be between 1 and %d", maxTTLMillis)
+	case secs != nil:
+		req.TTLSeconds = int(*secs)
+	case ms != nil:
+		req.TTL = time.Duration(*ms) * time.Millisecond
+	}
+	return req, nil
 }
 
 // decodeText reads a body of one optional string field (confirm's

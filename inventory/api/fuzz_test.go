@@ -139,6 +139,20 @@ func FuzzConfirmBody(f *testing.F) {
 	})
 }
 
+func FuzzExtendBody(f *testing.F) {
+	e := newFuzzEnv(f)
+	for _, seed := range []string{
+		``, `{}`, `{"ttl_seconds":60}`, `{"ttl_ms":1500}`, `{"ttl_seconds":0}`, `{"ttl_seconds":-1}`,
+		`{"ttl_seconds":86401}`, `{"ttl_seconds":5,"ttl_ms":5}`, `{"ttl_seconds":null}`, `{"TTL_seconds":5}`,
+		`{"ttl_seconds":1e3}`, `{"ttl_seconds":99999999999999999999}`, `{}x`, `[]`, `null`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		e.check(t, req{method: "POST", uri: "/v1/events/" + e.event + "/holds/" + e.hold + "/extend", body: body}, "extend "+body)
+	})
+}
+
 func FuzzCancelBody(f *testing.F) {
 	e := newFuzzEnv(f)
 	for _, seed := range []string{

@@ -19,6 +19,7 @@ const (
 	opConfirm = "confirm"
 	opRelease = "release"
 	opCancel  = "cancel"
+	opExtend  = "extend"
 )
 
 // writeJSON answers with v encoded as JSON.
@@ -299,6 +300,28 @@ func (s *Server) release(ctx *fasthttp.RequestCtx, p params) {
 	s.outcome(opRelease, "ok")
 	replayed(ctx, r.Replayed)
 	s.writeJSON(ctx, fasthttp.StatusOK, r)
+}
+
+func (s *Server) extend(ctx *fasthttp.RequestCtx, p params) {
+	key, actor, e, ok := callHeaders(ctx, true)
+	if !ok {
+		s.reject(ctx, opExtend, e)
+		return
+	}
+	req, err := decodeExtend(ctx.PostBody())
+	if err != nil {
+		s.reject(ctx, opExtend, s.invalidRequest(err))
+		return
+	}
+	req.IdempotencyKey, req.Actor = key, actor
+	h, err := s.store.Extend(s.base, p.event, p.id, req)
+	if err != nil {
+		s.opFail(ctx, p, opExtend, err)
+		return
+	}
+	s.outcome(opExtend, "ok")
+	replayed(ctx, h.Replayed)
+	writeHold(ctx, fasthttp.StatusOK, &h)
 }
 
 func (s *Server) getOrder(ctx *fasthttp.RequestCtx, p params) {

@@ -251,6 +251,9 @@ func (s *stubStore) Confirm(context.Context, string, string, inventory.ConfirmRe
 func (s *stubStore) Release(context.Context, string, string, inventory.ReleaseRequest) (inventory.Release, error) {
 	return inventory.Release{}, s.err
 }
+func (s *stubStore) Extend(context.Context, string, string, inventory.ExtendRequest) (inventory.Hold, error) {
+	return inventory.Hold{}, s.err
+}
 func (s *stubStore) Cancel(context.Context, string, string, inventory.CancelRequest) (inventory.Order, error) {
 	return inventory.Order{}, s.err
 }

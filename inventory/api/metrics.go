@@ -75,7 +75,7 @@ func newMetrics(reg prometheus.Registerer, routes []*route) (*metrics, error) {
 		}, []string{"route", "method"}),
 		operations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: metricOperations,
-			Help: "Outcomes of holds, confirms, releases and cancels: ok or the error code.",
+			Help: "Outcomes of holds, confirms, releases, extends and cancels: ok or the error code.",
 		}, []string{"operation", "outcome"}),
 		reaped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: metricReaped,

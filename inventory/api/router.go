@@ -76,6 +76,7 @@ func newRoutes() []*route {
 			{method: "DELETE", h: (*Server).release},
 		}},
 		{pattern: "/v1/events/{event}/holds/{hold}/confirm", endpoints: []endpoint{{method: "POST", body: true, h: (*Server).confirm}}},
+		{pattern: "/v1/events/{event}/holds/{hold}/extend", endpoints: []endpoint{{method: "POST", body: true, h: (*Server).extend}}},
 		{pattern: "/v1/events/{event}/orders/{order}", endpoints: []endpoint{{method: "GET", h: (*Server).getOrder}}},
 		{pattern: "/v1/events/{event}/orders/{order}/cancel", endpoints: []endpoint{{method: "POST", body: true, h: (*Server).cancel}}},
 		{pattern: "/v1/events/{event}/audit", endpoints: []endpoint{{method: "GET", query: []string{"after", "limit"}, h: (*Server).audit}}},

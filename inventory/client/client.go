@@ -252,6 +252,32 @@ func (c *Client) Confirm(ctx context.Context, event, hold string, req inventory.
 	return o, err
 }
 
+// Extend keeps a live hold alive for longer (POST
+// .../holds/{hold}/extend): its expiry becomes the TTL from now (the
+// event's hold TTL when req names none), bounded by the event's maximum
+// hold time; repeating it does not add up. A TTL travels as in Hold.
+func (c *Client) Extend(ctx context.Context, event, hold string, req inventory.ExtendRequest) (inventory.Hold, error) {
+	var w struct {
+		TTLSeconds int   `json:"ttl_seconds,omitempty"`
+		TTLMillis  int64 `json:"ttl_ms,omitempty"`
+	}
+	switch {
+	case req.TTL == 0:
+		w.TTLSeconds = req.TTLSeconds
+	case req.TTL < 0 || req.TTL%time.Millisecond != 0:
+		return inventory.Hold{}, inventory.Errorf(inventory.ErrInvalid, "ttl: must be a positive whole number of milliseconds")
+	case req.TTL%time.Second == 0:
+		w.TTLSeconds = int(req.TTL / time.Second)
+	default:
+		w.TTLMillis = req.TTL.Milliseconds()
+	}
+	var h inventory.Hold
+	replayed, err := c.do(ctx, call{method: http.MethodPost, path: eventPath(event) + "/holds/" + seg(hold) + "/extend",
+		key: req.IdempotencyKey, actor: c.actorOr(req.Actor), body: w}, &h)
+	h.Replayed = replayed
+	return h, err
+}
+
 // Release gives a hold's seats back (DELETE .../holds/{hold}).
 func (c *Client) Release(ctx context.Context, event, hold string, req inventory.ReleaseRequest) (inventory.Release, error) {
 	var r inventory.Release

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/waitroom/waitroom/inventory"
 	"github.com/waitroom/waitroom/inventory/api"
@@ -193,4 +194,42 @@ func ExampleClient_Release() {
 	// released released <nil>
 	// released released <nil>
 	// confirm after release: true
+}
+
+// A buyer still paying keeps their seats: the checkout extends the hold on
+// each page load, up to the event's maximum hold time; a hold that ran out
+// cannot be extended.
+func ExampleClient_Extend() {
+	sc, stop := exampleSidecar()
+	defer stop()
+	ctx := context.Background()
+	c := client.New(sc.URL, sc.Token)
+	defer c.Close()
+
+	c.PutEvent(ctx, "concert", inventory.EventDef{
+		GA:             []inventory.Pool{{ID: "floor", Capacity: 100}},
+		HoldTTLSeconds: 300, MaxHoldSeconds: 900,
+	}, "ops")
+	h, err := c.Hold(ctx, "concert", inventory.HoldRequest{User: "alice", GA: &inventory.GARequest{Pool: "floor", Quantity: 2}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Ten minutes from now, but never past 15 minutes after the hold.
+	x, err := c.Extend(ctx, "concert", h.ID, inventory.ExtendRequest{TTLSeconds: 600})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("extended by about", x.ExpiresAt.Sub(h.ExpiresAt).Round(time.Minute))
+	x, _ = c.Extend(ctx, "concert", h.ID, inventory.ExtendRequest{TTLSeconds: 3600})
+	fmt.Println("at most", x.ExpiresAt.Sub(x.CreatedAt))
+
+	c.Release(ctx, "concert", h.ID, inventory.ReleaseRequest{})
+	_, err = c.Extend(ctx, "concert", h.ID, inventory.ExtendRequest{})
+	fmt.Println(errors.Is(err, inventory.ErrHoldReleased))
+	// Output:
+	// extended by about 5m0s
+	// at most 15m0s
+	// true
 }

@@ -224,14 +224,19 @@ func testHotSeats(t *testing.T, s inventory.Store) {
 				}
 				mu.Unlock()
 				if c%5 == 0 {
+					// Forget the sale before cancelling it: once the
+					// cancel is done another client may buy the seat
+					// and record it before this one could forget it.
+					mu.Lock()
+					for _, seat := range o.Seats {
+						if owner[seat] == o.ID {
+							delete(owner, seat)
+						}
+					}
+					mu.Unlock()
 					if _, err := s.Cancel(ctx, ev, o.ID, inventory.CancelRequest{}); err != nil {
 						t.Errorf("cancel: %v", err)
 					}
-					mu.Lock()
-					for _, seat := range o.Seats {
-						delete(owner, seat)
-					}
-					mu.Unlock()
 				}
 			}
 		})

@@ -1,15 +1,12 @@
 package inventorytest
 
 import (
-	"context"
 	"fmt"
 	"hash/fnv"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +17,7 @@ import (
 
 // The linearizability check drives a store with concurrent clients
 // fighting over a few hot seats and a small GA pool (holds with short and
-// long TTLs, confirms, releases, cancels and reads), records the history,
+// long TTLs, confirms, releases, cancels, extends and reads), records the history,
 // and asks porcupine whether some sequential order of the operations,
 // consistent with real time, explains every result under the model below.
 //
@@ -44,6 +41,9 @@ var linSeats = []string{"H-1-1", "H-1-2", "H-1-3", "H-1-4"}
 const (
 	linPoolCap = 3
 	linLimit   = 3
+	// linMaxHold is the event's max_hold_seconds (ms): holds of the
+	// short TTLs can be extended up to it, long ones never are.
+	linMaxHold = 1000
 )
 
 // LinearizabilityEvent is the plan the check runs on.
@@ -52,6 +52,8 @@ func LinearizabilityEvent() inventory.EventDef {
 		Sections: []inventory.Section{{ID: "H", Rows: []inventory.Row{{ID: "1", Seats: len(linSeats)}}}},
 		GA:       []inventory.Pool{{ID: "G", Capacity: linPoolCap}},
 		Limits:   inventory.Limits{PerUser: linLimit},
+		// Every hold names its TTL; these bound extensions.
+		HoldTTLSeconds: 1, MaxHoldSeconds: linMaxHold / 1000,
 	}
 }
 
@@ -65,7 +67,11 @@ const (
 	linCancel
 	linGet
 	linAvail
+	linExtend
 )
+
+// linNames name the kinds, in order.
+var linNames = []string{"hold", "holdGA", "confirm", "release", "cancel", "get", "avail", "extend"}
 
 type linInput struct {
 	Kind      linKind
@@ -83,7 +89,7 @@ type linOutput struct {
 	Hold   string
 	Order  string
 	At     int64 // server time of the result: hold creation, order confirmation or cancellation
-	Exp    int64
+	Exp    int64 // a hold's expiry (hold, extend)
 	Status string
 	Seats  []string
 	Counts [2]inventory.Counts // section H, pool G
@@ -94,6 +100,7 @@ type linHoldState struct {
 	seats  []string
 	qty    int
 	ga     bool
+	at     int64 // created at
 	exp    int64
 	status inventory.HoldStatus // held, confirmed or released; expired is derived
 	order  string
@@ -194,7 +201,7 @@ func (s linState) step(t int64, in linInput, out linOutput) (bool, linState) {
 		}
 		n := s.clone()
 		n.holds[out.Hold] = linHoldState{user: in.User, seats: in.Seats, qty: qty, ga: in.Kind == linHoldGA,
-			exp: out.Exp, status: inventory.HoldHeld}
+			at: out.At, exp: out.Exp, status: inventory.HoldHeld}
 		return true, n
 
 	case linConfirm:
@@ -262,6 +269,31 @@ func (s linState) step(t int64, in linInput, out linOutput) (bool, linState) {
 		n.orders[in.Order] = o
 		return true, n
 
+	case linExtend:
+		h, ok := s.holds[in.Hold]
+		if !ok {
+			return out.Code == "hold_not_found", s
+		}
+		switch {
+		case h.status == inventory.HoldConfirmed:
+			return out.Code == "hold_confirmed", s
+		case h.status == inventory.HoldReleased:
+			return out.Code == "hold_released", s
+		case !h.live(t):
+			return out.Code == "hold_expired", s
+		}
+		exp := max(h.exp, min(t+in.TTL, h.at+linMaxHold))
+		if out.Code != "" || out.Exp != exp || out.Status != string(inventory.HoldHeld) {
+			return false, s
+		}
+		if exp == h.exp {
+			return true, s
+		}
+		n := s.clone()
+		h.exp = exp
+		n.holds[in.Hold] = h
+		return true, n
+
 	case linGet:
 		h, ok := s.holds[in.Hold]
 		if !ok {
@@ -303,6 +335,15 @@ var linModel = porcupine.Model{
 				cands = append(cands, h.exp)
 			}
 		}
+		if in.Kind == linExtend {
+			// The new expiry gives the moment away (now + TTL), unless it
+			// hit the maximum: then the earliest moment that reaches it.
+			for _, c := range []int64{out.Exp - in.TTL, s.holds[in.Hold].at + linMaxHold - in.TTL} {
+				if c >= lo && c <= hi {
+					cands = append(cands, c)
+				}
+			}
+		}
 		slices.Sort(cands)
 		for _, t := range slices.Compact(cands) {
 			// States are values whose maps are only ever replaced (see
@@ -334,7 +375,7 @@ var linModel = porcupine.Model{
 	},
 	DescribeOperation: func(input, output any) string {
 		in, out := input.(linInput), output.(linOutput)
-		names := []string{"hold", "holdGA", "confirm", "release", "cancel", "get", "avail"}
+		names := linNames
 		res := out.Code
 		if res == "" {
 			res = "ok " + out.Hold + out.Order + out.Status
@@ -393,7 +434,8 @@ func CheckLinearizable(t *testing.T, s inventory.Store, opts LinearizabilityOpti
 
 // linWanted are the outcomes a history must show to have tested anything
 // interesting; linAttempts is how many histories may try.
-var linWanted = []string{"hold ok", "hold seat_unavailable", "confirm ok", "confirm hold_expired", "release ok"}
+var linWanted = []string{"hold ok", "hold seat_unavailable", "confirm ok", "confirm hold_expired", "release ok",
+	"extend ok", "extend hold_expired"}
 
 const linAttempts = 4
 
@@ -419,7 +461,7 @@ func checkHistory(t *testing.T, ops []porcupine.Operation, cov map[string]int) {
 // Coverage counts a history's outcomes by operation and result code
 // ("confirm hold_expired"), to show what a run exercised.
 func Coverage(ops []porcupine.Operation) map[string]int {
-	names := []string{"hold", "holdGA", "confirm", "release", "cancel", "get", "avail"}
+	names := linNames
 	out := map[string]int{}
 	for _, op := range ops {
 		in, o := op.Input.(linInput), op.Output.(linOutput)
@@ -439,155 +481,4 @@ func Coverage(ops []porcupine.Operation) map[string]int {
 func Linearizable(ops []porcupine.Operation) porcupine.CheckResult {
 	res, _ := porcupine.CheckOperationsVerbose(linModel, ops, 2*time.Minute)
 	return res
-}
-
-// RecordHistory defines a fresh event on s and runs the clients against
-// it, returning the history. Any error a correct store may not return
-// fails t.
-func RecordHistory(t *testing.T, s inventory.Store, opts LinearizabilityOptions) []porcupine.Operation {
-	t.Helper()
-	if opts.Clients == 0 {
-		opts.Clients = 6
-	}
-	if opts.OpsPerClient == 0 {
-		opts.OpsPerClient = 40
-	}
-	ctx := context.Background()
-	ev := NewEventID()
-	if _, err := s.PutEvent(ctx, ev, LinearizabilityEvent(), "lin"); err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu     sync.Mutex
-		ops    []porcupine.Operation
-		holds  []string
-		orders []string
-		wg     sync.WaitGroup
-	)
-	pick := func(rng *rand.Rand, list *[]string) string {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(*list) == 0 {
-			return "hld_none"
-		}
-		// Favour recent ids: that is where the races are.
-		n := len(*list)
-		return (*list)[n-1-rng.IntN(min(n, 6))]
-	}
-	for c := range opts.Clients {
-		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(opts.Seed+uint64(c), 99))
-			user := fmt.Sprintf("u%d", c%4)
-			for range opts.OpsPerClient {
-				in := linInput{User: user}
-				r := rng.IntN(100)
-				switch {
-				case r < 35:
-					in.Kind = linHold
-					a := rng.IntN(len(linSeats))
-					in.Seats = []string{linSeats[a]}
-					if rng.IntN(2) == 0 && a+1 < len(linSeats) {
-						in.Seats = append(in.Seats, linSeats[a+1])
-					}
-				case r < 45:
-					in.Kind, in.Qty = linHoldGA, 1+rng.IntN(2)
-				case r < 65:
-					in.Kind, in.Hold = linConfirm, pick(rng, &holds)
-				case r < 78:
-					in.Kind, in.Hold = linRelease, pick(rng, &holds)
-				case r < 84:
-					in.Kind, in.Order = linCancel, pick(rng, &orders)
-					if in.Order == "hld_none" {
-						in.Order = "ord_none"
-					}
-				case r < 94:
-					in.Kind, in.Hold = linGet, pick(rng, &holds)
-				default:
-					in.Kind = linAvail
-				}
-				switch rng.IntN(3) {
-				case 0:
-					in.TTL = 15
-				case 1:
-					in.TTL = 40
-				default:
-					in.TTL = 60_000
-				}
-				call := time.Now()
-				out, err := runLin(ctx, s, ev, in)
-				ret := time.Now()
-				if err != nil {
-					t.Errorf("%v: %v", in.Kind, err)
-					return
-				}
-				in.Call, in.Ret = call.UnixMilli()-1, ret.UnixMilli()+1
-				mu.Lock()
-				ops = append(ops, porcupine.Operation{ClientId: c, Input: in, Call: call.UnixNano(), Output: out, Return: ret.UnixNano()})
-				if out.Code == "" && out.Hold != "" && (in.Kind == linHold || in.Kind == linHoldGA) {
-					holds = append(holds, out.Hold)
-				}
-				if out.Code == "" && in.Kind == linConfirm {
-					orders = append(orders, out.Order)
-				}
-				mu.Unlock()
-				// Pauses let short holds run out while others still
-				// reach for them: that is where expiry races live.
-				if rng.IntN(3) == 0 {
-					time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return ops
-}
-
-// runLin performs one operation and converts its result.
-func runLin(ctx context.Context, s inventory.Store, ev string, in linInput) (linOutput, error) {
-	var out linOutput
-	var err error
-	switch in.Kind {
-	case linHold, linHoldGA:
-		req := inventory.HoldRequest{User: in.User, Seats: in.Seats, TTL: time.Duration(in.TTL) * time.Millisecond}
-		if in.Kind == linHoldGA {
-			req.Seats, req.GA = nil, &inventory.GARequest{Pool: "G", Quantity: in.Qty}
-		}
-		var h inventory.Hold
-		h, err = s.Hold(ctx, ev, req)
-		out.Hold, out.At, out.Exp = h.ID, h.CreatedAt.UnixMilli(), h.ExpiresAt.UnixMilli()
-	case linConfirm:
-		var o inventory.Order
-		o, err = s.Confirm(ctx, ev, in.Hold, inventory.ConfirmRequest{})
-		out.Order, out.At = o.ID, o.ConfirmedAt.UnixMilli()
-	case linRelease:
-		var r inventory.Release
-		r, err = s.Release(ctx, ev, in.Hold, inventory.ReleaseRequest{})
-		out.Status = string(r.HoldStatus)
-	case linCancel:
-		var o inventory.Order
-		o, err = s.Cancel(ctx, ev, in.Order, inventory.CancelRequest{})
-		out.Status = string(o.Status)
-		if o.CancelledAt != nil {
-			out.At = o.CancelledAt.UnixMilli()
-		}
-	case linGet:
-		var h inventory.Hold
-		h, err = s.GetHold(ctx, ev, in.Hold)
-		out.Status, out.Order = string(h.Status), h.OrderID
-	case linAvail:
-		var a inventory.Availability
-		a, err = s.Availability(ctx, ev)
-		out.Counts = [2]inventory.Counts{a.Sections["H"], a.GA["G"].Counts}
-	}
-	if err != nil {
-		code := inventory.Code(err)
-		if code == "" || code == "unavailable" || code == "invalid_request" {
-			return out, err
-		}
-		out = linOutput{Code: code}
-		if code == "seat_unavailable" {
-			out.Seats = inventory.Details(err).Seats
-		}
-	}
-	return out, nil
 }

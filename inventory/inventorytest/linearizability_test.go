@@ -22,6 +22,8 @@ type toyStore struct {
 	racyHold bool
 	// confirmExpired forgets that a hold past its expiry is gone.
 	confirmExpired bool
+	// extendUnbounded ignores the maximum hold time.
+	extendUnbounded bool
 
 	mu     sync.Mutex
 	holds  map[string]*toyHold
@@ -37,7 +39,12 @@ func newToy() *toyStore {
 	return &toyStore{holds: map[string]*toyHold{}, orders: map[string]*inventory.Order{}}
 }
 
+// PutEvent starts the toy's one event afresh (each recorded history
+// defines a new event).
 func (s *toyStore) PutEvent(context.Context, string, inventory.EventDef, string) (inventory.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holds, s.orders = map[string]*toyHold{}, map[string]*inventory.Order{}
 	return inventory.Event{}, nil
 }
 
@@ -154,6 +161,31 @@ func (s *toyStore) Release(_ context.Context, ev, id string, _ inventory.Release
 	return inventory.Release{HoldStatus: inventory.HoldReleased}, nil
 }
 
+func (s *toyStore) Extend(_ context.Context, ev, id string, req inventory.ExtendRequest) (inventory.Hold, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now().UnixMilli()
+	h := s.holds[id]
+	switch {
+	case h == nil:
+		return inventory.Hold{}, inventory.ErrHoldNotFound
+	case h.Status == inventory.HoldConfirmed:
+		return inventory.Hold{}, inventory.ErrHoldConfirmed
+	case h.Status == inventory.HoldReleased:
+		return inventory.Hold{}, inventory.ErrHoldReleased
+	case !s.live(h, now):
+		return inventory.Hold{}, inventory.ErrHoldExpired
+	}
+	exp := now + req.TTL.Milliseconds()
+	if !s.extendUnbounded {
+		exp = min(exp, h.CreatedAt.UnixMilli()+linMaxHold)
+	}
+	if exp > h.ExpiresAt.UnixMilli() {
+		h.ExpiresAt = inventory.UnixMilli(exp)
+	}
+	return h.Hold, nil
+}
+
 func (s *toyStore) Cancel(_ context.Context, ev, id string, _ inventory.CancelRequest) (inventory.Order, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -236,6 +268,50 @@ func TestCheckerCatchesConfirmAfterExpiry(t *testing.T) {
 		}
 	}
 	t.Fatal("five histories of a store that confirms expired holds passed the check")
+}
+
+func TestCheckerCatchesUnboundedExtend(t *testing.T) {
+	for run := range 5 {
+		s := newToy()
+		s.extendUnbounded = true
+		ops := RecordHistory(t, s, LinearizabilityOptions{Seed: uint64(run) + 20})
+		if Linearizable(ops) == porcupine.Illegal {
+			return
+		}
+	}
+	t.Fatal("five histories of a store that extends holds past their maximum passed the check")
+}
+
+// TestModelExtend checks the model on hand-written histories: an extend
+// keeps a seat held past its first expiry, within the maximum only.
+func TestModelExtend(t *testing.T) {
+	op := func(client int, in linInput, out linOutput, call, ret int64) porcupine.Operation {
+		in.Call, in.Ret = call, ret
+		return porcupine.Operation{ClientId: client, Call: call, Return: ret, Input: in, Output: out}
+	}
+	hold := op(0, linInput{Kind: linHold, User: "u1", Seats: []string{"H-1-1"}, TTL: 40}, linOutput{Hold: "a", At: 101, Exp: 141}, 100, 110)
+	extend := op(0, linInput{Kind: linExtend, Hold: "a", TTL: 500}, linOutput{Exp: 621, Status: "held"}, 120, 130)
+	taken := op(1, linInput{Kind: linHold, User: "u2", Seats: []string{"H-1-1"}, TTL: 40},
+		linOutput{Code: "seat_unavailable", Seats: []string{"H-1-1"}}, 300, 310)
+	if got := Linearizable([]porcupine.Operation{hold, extend, taken}); got != porcupine.Ok {
+		t.Fatalf("a seat still held after an extend: %v, want Ok", got)
+	}
+	stolen := op(1, linInput{Kind: linHold, User: "u2", Seats: []string{"H-1-1"}, TTL: 40}, linOutput{Hold: "b", At: 301, Exp: 341}, 300, 310)
+	if got := Linearizable([]porcupine.Operation{hold, extend, stolen}); got != porcupine.Illegal {
+		t.Fatalf("a seat held twice after an extend: %v, want Illegal", got)
+	}
+	beyond := op(0, linInput{Kind: linExtend, Hold: "a", TTL: 60_000}, linOutput{Exp: 60_121, Status: "held"}, 120, 130)
+	if got := Linearizable([]porcupine.Operation{hold, beyond}); got != porcupine.Illegal {
+		t.Fatalf("an extend past the maximum hold: %v, want Illegal", got)
+	}
+	capped := op(0, linInput{Kind: linExtend, Hold: "a", TTL: 60_000}, linOutput{Exp: 101 + linMaxHold, Status: "held"}, 120, 130)
+	late := op(0, linInput{Kind: linExtend, Hold: "a", TTL: 500}, linOutput{Code: "hold_expired"}, 200, 210)
+	if got := Linearizable([]porcupine.Operation{hold, capped}); got != porcupine.Ok {
+		t.Fatalf("an extend up to the maximum: %v, want Ok", got)
+	}
+	if got := Linearizable([]porcupine.Operation{hold, late}); got != porcupine.Ok {
+		t.Fatalf("an extend after the expiry: %v, want Ok", got)
+	}
 }
 
 // TestModelRejectsDoubleHold checks the model on a hand-written history:

@@ -29,6 +29,10 @@ func testPersistence(t *testing.T, h Harness) {
 	keyed := ga("u5", "floor", 2)
 	keyed.IdempotencyKey = "persist-key"
 	k1 := hold(t, s, ev, keyed)
+	held, err = s.Extend(ctx, ev, held.ID, inventory.ExtendRequest{TTLSeconds: 900})
+	if err != nil {
+		t.Fatal(err)
+	}
 	before := counts(t, s, ev)
 	auditBefore := auditAll(t, s, ev)
 

@@ -1,9 +1,10 @@
 // Run, the suite's one entry point, and the fixtures and helpers every
 // group of cases shares. The cases sit by concern: events.go, holds.go,
 // best.go (best available), confirms.go (confirm, release, cancel),
-// reaping.go (expiry), idempotency.go, audit.go (audit stream, seat map)
-// and persistence.go; crash.go and linearizability.go hold the checks
-// the stores' own tests run under crashes and concurrent load.
+// extend.go (extending holds), reaping.go (expiry), idempotency.go,
+// audit.go (audit stream, seat map) and persistence.go; crash.go,
+// linearizability.go (the model) and linhistory.go (the histories) hold
+// the checks the stores' own tests run under crashes and concurrent load.
 
 package inventorytest
 
@@ -54,6 +55,11 @@ func Run(t *testing.T, h Harness) {
 		{"ConfirmReleased", testConfirmReleased},
 		{"Release", testRelease},
 		{"Cancel", testCancel},
+		{"Extend", testExtend},
+		{"ExtendDefaultMax", testExtendDefaultMax},
+		{"ExtendEnded", testExtendEnded},
+		{"ExtendIdempotent", testExtendIdempotent},
+		{"ExtendOutlivesFirstExpiry", testExtendOutlivesFirstExpiry},
 		{"LazyExpiry", testLazyExpiry},
 		{"Reap", testReap},
 		{"IdempotentHold", testIdempotentHold},

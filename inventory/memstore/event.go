@@ -307,6 +307,15 @@ func (e *event) apply(r *record) {
 		e.freeHold(h.Pool, h.Seats, h.Qty, false)
 		e.addUser(h.User, -h.Qty)
 		e.finished.push(h)
+	case opExtend:
+		h := e.holds[r.Hold]
+		if h == nil || h.Status != inventory.HoldHeld || r.Expires <= h.Expires {
+			return
+		}
+		h = h.changed() // the heap entry of the old copy is stale now
+		e.holds[h.ID] = h
+		h.Expires = r.Expires
+		heap.Push(&e.expiries, expiry{at: h.Expires, hold: h})
 	case opCancel:
 		o := e.orders[r.Order]
 		if o == nil || o.Status != inventory.OrderConfirmed {

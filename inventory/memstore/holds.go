@@ -279,6 +279,57 @@ func (s *Store) Release(ctx context.Context, id, holdID string, req inventory.Re
 	return out, err
 }
 
+// Extend implements inventory.Store.
+func (s *Store) Extend(ctx context.Context, id, holdID string, req inventory.ExtendRequest) (inventory.Hold, error) {
+	if err := req.Validate(); err != nil {
+		return inventory.Hold{}, err
+	}
+	var out inventory.Hold
+	err := s.tx(ctx, id, func(t *txn) error {
+		fp := req.Fingerprint(holdID)
+		if res, err := t.replay(req.IdempotencyKey, fp); err != nil || res != nil {
+			if res != nil && res.Hold != nil {
+				out = *res.Hold
+				out.Replayed = true
+			}
+			return err
+		}
+		h, err := t.hold(holdID)
+		if err != nil {
+			return err
+		}
+		switch h.Status {
+		case inventory.HoldConfirmed:
+			err = inventory.Errorf(inventory.ErrHoldConfirmed, "the hold is confirmed")
+		case inventory.HoldReleased:
+			err = inventory.Errorf(inventory.ErrHoldReleased, "the hold was released")
+		case inventory.HoldExpired:
+			err = inventory.Errorf(inventory.ErrHoldExpired, "the hold expired at %s", inventory.UnixMilli(h.Expires).Format(time.RFC3339))
+		}
+		if err != nil {
+			t.remember(req.IdempotencyKey, fp, &idemResult{Err: storedError(err)})
+			return err
+		}
+		exp := req.ExtendedExpiry(&t.e.def, h.Created, h.Expires, t.now)
+		if exp == h.Expires {
+			// At its bound already: nothing changes.
+			out = t.e.holdView(h)
+			t.remember(req.IdempotencyKey, fp, &idemResult{Hold: &out})
+			return nil
+		}
+		out = t.e.holdView(h)
+		out.ExpiresAt = inventory.UnixMilli(exp)
+		r := &record{Op: opExtend, At: t.now, Actor: req.Actor, Hold: h.ID, User: h.User, Seats: h.Seats,
+			Pool: h.Pool, Qty: h.Qty, Expires: exp}
+		if req.IdempotencyKey != "" {
+			r.Key, r.FP, r.Res = req.IdempotencyKey, fp, &idemResult{Hold: &out}
+		}
+		t.commit(r)
+		return nil
+	})
+	return out, err
+}
+
 // Cancel implements inventory.Store.
 func (s *Store) Cancel(ctx context.Context, id, orderID string, req inventory.CancelRequest) (inventory.Order, error) {
 	if err := req.Validate(); err != nil {

@@ -17,6 +17,7 @@ const (
 	opRelease = inventory.ActionRelease
 	opExpire  = inventory.ActionExpire
 	opCancel  = inventory.ActionCancel
+	opExtend  = inventory.ActionExtend
 	// opIdem stores the outcome of a keyed request that changed nothing
 	// (a conflict, a repeated confirm); it is not an audit entry.
 	opIdem = "idem"

@@ -124,6 +124,25 @@ func (s *Store) Release(ctx context.Context, id, hold string, req inventory.Rele
 		HoldStatus: inventory.HoldStatus(r.get("st")), Replayed: r.replayed}, nil
 }
 
+// Extend implements inventory.Store.
+func (s *Store) Extend(ctx context.Context, id, hold string, req inventory.ExtendRequest) (inventory.Hold, error) {
+	if err := req.Validate(); err != nil {
+		return inventory.Hold{}, err
+	}
+	if err := badEvent(id); err != nil {
+		return inventory.Hold{}, err
+	}
+	if !inventory.ValidRecordID(hold) {
+		return inventory.Hold{}, inventory.Errorf(inventory.ErrHoldNotFound, "hold %q does not exist", hold)
+	}
+	r, err := s.run(ctx, scriptExtend, id, hold, req.TTLMillis(), req.IdempotencyKey, req.Fingerprint(hold), req.Actor,
+		inventory.DefaultMaxHoldFactor, inventory.MaxHoldTTL.Milliseconds())
+	if err != nil {
+		return inventory.Hold{}, err
+	}
+	return holdFrom(id, r), nil
+}
+
 // Cancel implements inventory.Store.
 func (s *Store) Cancel(ctx context.Context, id, order string, req inventory.CancelRequest) (inventory.Order, error) {
 	if err := req.Validate(); err != nil {

@@ -29,6 +29,7 @@ var (
 	scriptConfirm = load("confirm")
 	scriptRelease = load("release")
 	scriptCancel  = load("cancel")
+	scriptExtend  = load("extend")
 	scriptRead    = load("read")
 )
 
@@ -48,7 +49,7 @@ func load(name string) *redis.Script {
 // benchmark runs the hold script with redis-benchmark).
 func Scripts() map[string]string {
 	out := map[string]string{}
-	for _, n := range []string{"define", "hold", "confirm", "release", "cancel", "read"} {
+	for _, n := range []string{"define", "hold", "confirm", "release", "cancel", "extend", "read"} {
 		prelude, _ := luaFiles.ReadFile("lua/prelude.lua")
 		body, _ := luaFiles.ReadFile("lua/" + n + ".lua")
 		out[n] = string(prelude) + "\n" + string(body)

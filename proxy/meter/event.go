@@ -263,6 +263,18 @@ func (e *Event) SeenAt(p *Presence, now time.Time) {
 	}
 }
 
+// HandOver moves p's place in the active count to q, the Presence of the
+// same visitor's next pass (a renewed one): q counts from the epoch p was
+// last seen in, and p counts no more. q must not have been seen yet. It is
+// safe for concurrent use with SeenAt and Complete on either.
+func (p *Presence) HandOver(q *Presence) {
+	last := p.epoch.Swap(doneEpoch)
+	if p.completed.Load() {
+		q.completed.Store(true)
+	}
+	q.epoch.Store(last)
+}
+
 // epochInc counts one more visitor last seen in epoch ep.
 func (e *Event) epochInc(ep int64) {
 	c := &e.epochs[ep%epochRing]

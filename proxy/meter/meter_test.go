@@ -545,3 +545,30 @@ func TestConcurrentMovingClock(t *testing.T) {
 		t.Errorf("Active = %d, want %d", got, len(presences))
 	}
 }
+
+// TestHandOver: a visitor whose pass is renewed keeps one place in the
+// active count, carried by the new pass's Presence from then on.
+func TestHandOver(t *testing.T) {
+	m, _ := newTestMeter(t, Options{})
+	e := m.Event("ev")
+	var old, renewed, other Presence
+	e.SeenAt(&old, t0)
+	e.SeenAt(&other, t0)
+	old.HandOver(&renewed)
+	e.SeenAt(&renewed, t0.Add(20*time.Second))
+	e.SeenAt(&old, t0.Add(21*time.Second)) // a request still carrying the old pass
+	if got := m.Measure("ev", t0.Add(21*time.Second)).Active; got != 2 {
+		t.Fatalf("after a renewal Active = %d, want 2", got)
+	}
+	// The old Presence left its epoch: once the window has passed the
+	// first sighting, only the renewed one counts.
+	e.SeenAt(&renewed, t0.Add(70*time.Second))
+	if got := m.Measure("ev", t0.Add(70*time.Second)).Active; got != 1 {
+		t.Fatalf("later Active = %d, want 1 (the renewed pass)", got)
+	}
+	// Completing through the renewed pass takes the visitor out.
+	e.Complete(&renewed)
+	if got := m.Measure("ev", t0.Add(70*time.Second)).Active; got != 0 {
+		t.Fatalf("after completing Active = %d, want 0", got)
+	}
+}

@@ -51,7 +51,8 @@ if defined() then
   end
 end
 
-local meta = { 'def', ARGV[3], 'ttl', I(def.hold_ttl_seconds * 1000), 'limit', I(def.limits.per_user) }
+local meta = { 'def', ARGV[3], 'ttl', I(def.hold_ttl_seconds * 1000), 'limit', I(def.limits.per_user),
+  'maxhold', I((def.max_hold_seconds or 0) * 1000) }
 local secs, pools, tiers, tier_order = {}, {}, {}, {}
 local seats_total = 0
 for _, s in ipairs(def.sections) do

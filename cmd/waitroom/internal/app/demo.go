@@ -129,7 +129,8 @@ func RunDemo(ctx context.Context, opts DemoOptions) error {
 	inv := client.New("http://"+vars["WAITROOM_DEMO_INVENTORY"], vars["WAITROOM_DEMO_INVENTORY_TOKEN"])
 	defer inv.Close()
 	shop, err := demoshop.New(demoshop.Options{Inventory: inv, Event: DemoEvent, Name: "Demo Concert",
-		Secret: []byte(vars["WAITROOM_DEMO_SIGNING_SECRET"]), Logger: log})
+		Secret: []byte(vars["WAITROOM_DEMO_SIGNING_SECRET"]), Logger: log,
+		SessionScript: cfg.Serve.Prefix + "/session.js?event=" + DemoEvent})
 	if err != nil {
 		stop()
 		<-served

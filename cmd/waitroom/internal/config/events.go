@@ -40,8 +40,16 @@ type Event struct {
 	// tranche is drawn in a random order and served after the ones before
 	// it, so arriving within the same tranche gives no advantage.
 	Tranche Duration `yaml:"tranche"`
-	// How long a pass is valid: the time an admitted visitor has to buy.
+	// How long a pass is valid: the time an admitted visitor has to buy,
+	// slid forward while they keep browsing (up to max_session).
 	SessionDuration Duration `yaml:"session_duration"`
+	// The longest an admitted visitor's session may last while they keep
+	// browsing: a pass due to expire within half a session_duration is
+	// renewed on their next request to the origin, by up to
+	// session_duration, but never beyond this long after they were
+	// admitted. 0 is 3 × session_duration; equal to session_duration turns
+	// renewal off. Otherwise at least session_duration.
+	MaxSession Duration `yaml:"max_session"`
 	// How long a visitor whose turn came may take to come back (poll and
 	// take the pass) before counting as a no-show, whose place goes to
 	// the next visitor.

@@ -304,6 +304,7 @@ func (e *Event) AdmissionConfig(start time.Time) (admission.EventConfig, error) 
 		ClosesAt:        closes,
 		Tranche:         e.Tranche.Std(),
 		SessionDuration: e.SessionDuration.Std(),
+		MaxSession:      e.MaxSession.Std(),
 		NoShowGrace:     e.NoShowGrace.Std(),
 		CompleteGrace:   e.CompleteGrace.Std(),
 		Caps:            admission.Caps{MaxActive: e.Caps.MaxActive, MaxNewPerMinute: e.Caps.MaxNewPerMinute},

@@ -271,6 +271,7 @@ events:
     queue_opens_at: now
     on_sale_at: now+30s
     session_duration: 3m
+    max_session: 12m
     caps: {max_active: 5}
     controller: {initial_active: 20, min_active: 5, increase: 3}
     lanes:
@@ -288,6 +289,7 @@ events:
 	}
 	eq(t, cfg.OnSaleAt, start.Add(30*time.Second).UTC())
 	eq(t, cfg.SessionDuration, 3*time.Minute)
+	eq(t, cfg.MaxSession, 12*time.Minute)
 	eq(t, cfg.Caps.MaxActive, 5)
 	eq(t, cfg.Controller.Increase, 3)
 	eq(t, len(cfg.Lanes), 2)

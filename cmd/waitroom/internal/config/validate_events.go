@@ -47,6 +47,9 @@ func (v *validator) event(p string, e *Event, c *Config) {
 	}
 	v.positive(p+".tranche", e.Tranche)
 	v.positive(p+".session_duration", e.SessionDuration)
+	if e.MaxSession != 0 && e.MaxSession < e.SessionDuration {
+		v.fail(p+".max_session", "must be 0 (3 × session_duration) or at least session_duration (%s), got %s", e.SessionDuration, e.MaxSession)
+	}
 	v.positive(p+".no_show_grace", e.NoShowGrace)
 	v.positive(p+".complete_grace", e.CompleteGrace)
 	switch e.PositionDisplay {

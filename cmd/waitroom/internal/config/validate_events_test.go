@@ -61,6 +61,12 @@ func TestValidateEvents(t *testing.T) {
 			"events[0].no_show_grace: must be more than 0, such as 1s (got 0s)",
 			`events[0].position_display: must be exact, approximate or hidden (got "rounded")`,
 			`events[0].challenge.mode: must be off, on or dry_run (got "pow")`}},
+		{"max session below the session", func(e *Event) {
+			e.SessionDuration, e.MaxSession = Duration(10*time.Minute), Duration(5*time.Minute)
+		}, []string{"events[0].max_session: must be 0 (3 × session_duration) or at least session_duration (10m), got 5m"}},
+		{"negative max session", func(e *Event) { e.MaxSession = -1 }, []string{
+			"events[0].max_session: must be 0 (3 × session_duration) or at least session_duration (10m), got -1ns"}},
+		{"max session equal to the session", func(e *Event) { e.MaxSession = e.SessionDuration }, nil},
 		{"inventory link without a sidecar", func(e *Event) { e.InventoryEvent = "summer-2027" }, []string{
 			"events[0].inventory_event: needs a sidecar to read remaining seats from: set serve.inventory.url, or serve.with_inventory: true"}},
 		{"inventory link with a bad id", func(e *Event) { e.InventoryEvent = "-x" }, []string{

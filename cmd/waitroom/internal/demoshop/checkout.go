@@ -170,6 +170,9 @@ func (s *Shop) checkout(w http.ResponseWriter, r *http.Request, visitor string) 
 	if !ok {
 		return
 	}
+	if h.Status == inventory.HoldHeld {
+		h = s.keepHeld(r, h)
+	}
 	switch h.Status {
 	case inventory.HoldConfirmed:
 		redirect(w, r, ticketURL(h.OrderID))
@@ -178,6 +181,33 @@ func (s *Shop) checkout(w http.ResponseWriter, r *http.Request, visitor string) 
 	default:
 		s.holdOver(w, r, h)
 	}
+}
+
+// keepHeld extends a live hold while its buyer is on the checkout page:
+// each load (and the payment's submit) slides it a hold TTL from now, up
+// to the event's maximum hold time. It returns the hold as it is now: extended, or read again when it
+// ended meanwhile (paid in another tab, released, expired). When the
+// sidecar cannot extend it, the page shows the expiry it has.
+func (s *Shop) keepHeld(r *http.Request, h inventory.Hold) inventory.Hold {
+	ctx, cancel := callCtx(r)
+	defer cancel()
+	x, err := s.inv.Extend(ctx, s.event, h.ID, inventory.ExtendRequest{TTL: s.holdTTL, Actor: actor})
+	switch {
+	case err == nil:
+		return x
+	case errors.Is(err, inventory.ErrHoldExpired), errors.Is(err, inventory.ErrHoldReleased),
+		errors.Is(err, inventory.ErrHoldConfirmed):
+		if now, gerr := s.inv.GetHold(ctx, s.event, h.ID); gerr == nil {
+			return now
+		}
+		if errors.Is(err, inventory.ErrHoldConfirmed) {
+			return h // the page's pay button finds the order
+		}
+		h.Status = inventory.HoldExpired
+		return h
+	}
+	s.log.Warn("demoshop: extending a hold failed", "hold", h.ID, "code", inventory.Code(err))
+	return h
 }
 
 // renderCheckout renders the checkout of h with the form key key (a new
@@ -235,6 +265,9 @@ func (s *Shop) payHold(w http.ResponseWriter, r *http.Request, visitor string) {
 		return
 	}
 	// The card fields are for show: they are never read, stored or logged.
+	if h.Status == inventory.HoldHeld {
+		h = s.keepHeld(r, h) // paying takes a while: the seats stay held a TTL more
+	}
 	switch h.Status {
 	case inventory.HoldConfirmed: // paid already: a double submit that came second
 		w.Header().Set(HeaderComplete, "1")

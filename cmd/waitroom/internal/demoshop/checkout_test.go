@@ -344,6 +344,24 @@ func TestHoldExpiresWhilePaying(t *testing.T) {
 	h.buy("bob", seats("lower-E-10", "lower-E-11"))
 }
 
+// TestPayExtendsTheHold: submitting the payment extends the hold first,
+// so a payment that takes most of a TTL still ends in an order.
+func TestPayExtendsTheHold(t *testing.T) {
+	h := newHarness(t)
+	hold := h.hold("alice", ga("floor", 2))
+	f := h.payForm("alice", hold)
+	h.clock.Add(100 * time.Second) // reading the form
+	h.pay.setHook(func() { h.clock.Add(DefaultHoldTTL - time.Second) })
+	r := h.post("/checkout/"+hold+"/pay", "alice", f)
+	if r.status != http.StatusSeeOther || !strings.HasPrefix(r.location(), "/tickets/") {
+		t.Fatalf("a slow payment: %d %q\n%s", r.status, r.location(), r.body)
+	}
+	if _, refunds := h.pay.calls(); len(refunds) != 0 {
+		t.Fatalf("refunded %+v", refunds)
+	}
+	h.wantCounts(0, 2)
+}
+
 func TestPayAfterExpiryChargesNothing(t *testing.T) {
 	h := newHarness(t)
 	hold := h.hold("alice", ga("floor", 1))
@@ -361,7 +379,17 @@ func TestCheckoutCountdown(t *testing.T) {
 	h := newHarness(t)
 	hold := h.hold("alice", ga("floor", 1))
 	h.clock.Add(100*time.Second + 500*time.Millisecond)
-	wantPage(t, h.get("/checkout/"+hold, "alice"), http.StatusOK, `data-seconds="80">1:20<`)
+	// Each load of the checkout extends the hold a TTL from now ...
+	wantPage(t, h.get("/checkout/"+hold, "alice"), http.StatusOK, `data-seconds="180">3:00<`,
+		`<script src="/_wr/session.js?event=`+testEvent+`" defer></script>`)
+	h.clock.Add(150 * time.Second)
+	wantPage(t, h.get("/checkout/"+hold, "alice"), http.StatusOK, `data-seconds="180">3:00<`)
+	// ... up to the event's maximum hold time (3 TTLs from the hold).
+	h.clock.Add(150 * time.Second)
+	wantPage(t, h.get("/checkout/"+hold, "alice"), http.StatusOK, `data-seconds="140"`)
+	h.clock.Add(140 * time.Second)
+	wantPage(t, h.get("/checkout/"+hold, "alice"), http.StatusGone, "Your hold has expired")
+	h.wantCounts(0, 0)
 }
 
 func TestRelease(t *testing.T) {

@@ -11,6 +11,9 @@
 //   - A hold uses the visitor as its user, so the sidecar's per-user limit
 //     applies, and an idempotency key derived from a key rendered into the
 //     form, so a double submit returns the first hold.
+//   - Each load of the checkout page, and the payment's submit, extends
+//     the hold (Extend) a hold TTL from now, up to the event's maximum
+//     hold time, so a buyer still paying keeps their seats.
 //   - Payment is taken first and Confirm called after, with an
 //     idempotency key; when the sidecar answers hold_expired (the hold ran
 //     out while the visitor paid) the payment is refunded.

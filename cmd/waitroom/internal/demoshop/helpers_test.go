@@ -160,7 +160,7 @@ func newHarness(t testing.TB) *harness {
 	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h.pay = &recordingPayments{FakePayments: FakePayments{Logger: log}}
 	shop, err := New(Options{Inventory: h.inv, Event: testEvent, Secret: []byte("0123456789abcdef0123456789abcdef"),
-		Payments: h.pay, Logger: log, Clock: h.clock.Now})
+		Payments: h.pay, Logger: log, Clock: h.clock.Now, SessionScript: "/_wr/session.js?event=" + testEvent})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,11 +52,13 @@ type base struct {
 	EventURL string
 	// Countdown includes the checkout's countdown script.
 	Countdown bool
+	// SessionScript is waitroom's session banner script ("": none).
+	SessionScript string
 }
 
 func (s *Shop) base(title string) base {
 	return base{Title: title, Name: s.name, Venue: s.venue, When: s.date.Format("Monday 2 January 2006, 15:04 MST"),
-		EventURL: s.eventURL()}
+		EventURL: s.eventURL(), SessionScript: s.sessionScript}
 }
 
 // link is a link or button on a page; Href is a path of this shop.

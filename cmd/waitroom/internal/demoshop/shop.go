@@ -88,6 +88,11 @@ type Options struct {
 	// Clock returns the current time (for the checkout countdown and the
 	// default Date); time.Now when nil.
 	Clock func() time.Time
+	// SessionScript is the path of waitroom's session banner script
+	// ("/_wr/session.js?event=demo-concert"), included on every page so
+	// that an admitted visitor is warned a minute before their session
+	// ends; empty includes none. It must be a path on this site.
+	SessionScript string
 }
 
 // Shop is the demo ticket shop. It is safe for concurrent use: Handler
@@ -99,12 +104,14 @@ type Shop struct {
 	venue   string
 	date    time.Time
 	holdTTL time.Duration
-	secret  []byte
-	pay     Payments
-	log     *slog.Logger
-	now     func() time.Time
-	pages   pages
-	handler http.Handler
+	// sessionScript is Options.SessionScript.
+	sessionScript string
+	secret        []byte
+	pay           Payments
+	log           *slog.Logger
+	now           func() time.Time
+	pages         pages
+	handler       http.Handler
 
 	// def is the stored event definition, read by Setup or on first use.
 	def atomic.Pointer[inventory.Event]
@@ -127,6 +134,10 @@ func New(opts Options) (*Shop, error) {
 	if opts.HoldTTL < 0 || opts.HoldTTL > inventory.MaxHoldTTL || opts.HoldTTL%time.Millisecond != 0 {
 		problems = append(problems, fmt.Sprintf("HoldTTL: must be a whole number of milliseconds up to %s", inventory.MaxHoldTTL))
 	}
+	if s := opts.SessionScript; s != "" && (!strings.HasPrefix(s, "/") || strings.HasPrefix(s, "//") ||
+		strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == '\\' || r == 0x7f })) {
+		problems = append(problems, "SessionScript: must be a path on this site, such as /_wr/session.js?event=demo")
+	}
 	if len(opts.Secret) > 0 && len(opts.Secret) < 16 {
 		problems = append(problems, "Secret: must be at least 16 bytes")
 	}
@@ -135,7 +146,7 @@ func New(opts Options) (*Shop, error) {
 	}
 
 	s := &Shop{inv: opts.Inventory, event: opts.Event, name: opts.Name, venue: opts.Venue, date: opts.Date,
-		holdTTL: opts.HoldTTL, pay: opts.Payments, log: opts.Logger, now: opts.Clock}
+		holdTTL: opts.HoldTTL, pay: opts.Payments, log: opts.Logger, now: opts.Clock, sessionScript: opts.SessionScript}
 	if s.name == "" {
 		s.name = DefaultName
 	}
@@ -296,7 +307,7 @@ func (s *Shop) routes() http.Handler {
 func (s *Shop) secure(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
 		// Ticket links are capabilities: never leak them in a Referer.
