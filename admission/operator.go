@@ -100,10 +100,13 @@ func (e *Engine) SetControl(ctx context.Context, id string, c Control) error {
 	if err != nil {
 		return err
 	}
+	if c.Mode != "" && !c.Mode.Valid() {
+		return fmt.Errorf("%w: unknown mode %q", ErrBadControl, c.Mode)
+	}
 	if err := e.opts.Store.SetControl(ctx, id, c); err != nil {
 		return fmt.Errorf("%w: %v", ErrStoreDown, err)
 	}
-	ev.control.Store(&c)
+	ev.setControl(&c)
 	return nil
 }
 
@@ -125,10 +128,13 @@ func (e *Engine) UpdateControl(ctx context.Context, id string, fn func(c *Contro
 		c.Caps = &caps
 	}
 	fn(&c)
+	if c.Mode != "" && !c.Mode.Valid() {
+		return Control{}, fmt.Errorf("%w: unknown mode %q", ErrBadControl, c.Mode)
+	}
 	if err := e.opts.Store.SetControl(ctx, id, c); err != nil {
 		return Control{}, fmt.Errorf("%w: %v", ErrStoreDown, err)
 	}
-	ev.control.Store(&c)
+	ev.setControl(&c)
 	return c, nil
 }
 

@@ -46,7 +46,7 @@ func (ev *event) tick(ctx context.Context, now time.Time) error {
 	s := ev.e.opts.Store
 	id := ev.cfg.ID
 	if c, err := s.Control(ctx, id); err == nil {
-		ev.control.Store(&c)
+		ev.setControl(&c)
 	}
 	if rv, err := s.Revocations(ctx, id); err == nil {
 		ev.revoked.Store(&rv)
@@ -91,7 +91,7 @@ func (ev *event) seedAndDraw(ctx context.Context, now time.Time) error {
 			}
 		}
 		// Draw every closed tranche after the last drawn or empty one.
-		for tr := max(l.scanned, int(l.drawnTo.Load())) + 1; tr < cur; tr++ {
+		for tr := max(l.scanned, int(l.drawnTo.Load()), ev.floor-1) + 1; tr < cur; tr++ {
 			if now.Before(trancheCloses(&ev.cfg, tr).Add(joinMargin)) {
 				break
 			}
@@ -139,6 +139,9 @@ func (l *lane) install(d Draw, ordered []VisitorID) {
 	l.mu.Lock()
 	l.draws[d.Tranche] = &drawnTranche{draw: d, ordered: ordered}
 	l.drawList = append(l.drawList, d)
+	if n, ok := l.undrawn[d.Tranche]; ok {
+		l.nundrawn.Add(-int64(n))
+	}
 	delete(l.undrawn, d.Tranche)
 	l.mu.Unlock()
 	if d.Next()-1 > l.last.Load() {
@@ -177,7 +180,7 @@ func (ev *event) follow(ctx context.Context, now time.Time) error {
 		// Member counts of the tranches waiting for their draw (for ETAs).
 		cur := trancheAt(&ev.cfg, now)
 		counts := map[int]int{}
-		for tr := int(l.drawnTo.Load()) + 1; tr <= cur && !now.Before(ev.cfg.QueueOpensAt); tr++ {
+		for tr := max(int(l.drawnTo.Load()), ev.floor-1) + 1; tr <= cur && !now.Before(ev.cfg.QueueOpensAt); tr++ {
 			n, err := s.MemberCount(ctx, id, l.cfg.Name, tr)
 			if err != nil {
 				errs = append(errs, err)
@@ -187,9 +190,14 @@ func (ev *event) follow(ctx context.Context, now time.Time) error {
 				counts[tr] = n
 			}
 		}
+		total := 0
+		for _, n := range counts {
+			total += n
+		}
 		l.mu.Lock()
 		l.undrawn = counts
 		l.mu.Unlock()
+		l.nundrawn.Store(int64(total))
 	}
 	serving, err := s.Serving(ctx, id)
 	if err != nil {
@@ -198,7 +206,7 @@ func (ev *event) follow(ctx context.Context, now time.Time) error {
 	// The estimator only sees selling time: a pause would drag the rate
 	// (and so every ETA) down with zeros that say nothing about the pace
 	// after it.
-	selling := ev.state(now) == StateSelling
+	selling := ev.state(now).admitting()
 	for _, l := range ev.lanes {
 		l.observe(serving[l.cfg.Name], now, selling)
 	}
@@ -209,19 +217,26 @@ func (ev *event) follow(ctx context.Context, now time.Time) error {
 // estimator while the event is selling.
 func (l *lane) observe(v uint64, now time.Time, selling bool) {
 	l.bump(v, now)
-	if !selling {
-		return
+	var lo, mid, hi float64
+	if selling {
+		if !l.estReady {
+			l.estSeen, l.estReady = v, true // what came before is history
+		}
+		advanced := uint64(0)
+		if v > l.estSeen {
+			advanced = v - l.estSeen
+			l.estSeen = v
+		}
+		l.est.Observe(now, advanced)
+		lo, mid, hi = l.est.Rates()
 	}
-	if !l.estReady {
-		l.estSeen, l.estReady = v, true // what came before is history
+	if !(mid > 0) {
+		observed := 0.0
+		if selling {
+			observed = l.est.Mean(priorMinSpan)
+		}
+		lo, mid, hi = l.priorRates(observed)
 	}
-	advanced := uint64(0)
-	if v > l.estSeen {
-		advanced = v - l.estSeen
-		l.estSeen = v
-	}
-	l.est.Observe(now, advanced)
-	lo, mid, hi := l.est.Rates()
 	l.rates.Store(&[3]float64{lo, mid, hi})
 }
 

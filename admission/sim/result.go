@@ -32,6 +32,14 @@ type Result struct {
 	ErrorRateConverged float64
 	ETAAtJoin          Honesty
 	ETAFirstShown      Honesty
+	// ETAWarmup is ETAAtJoin over the visitors who joined before the
+	// admission rate could be measured: in the pre-queue or in the first
+	// WarmupFor of the sale. Their ETA came from the prior (the expected
+	// rate, or the controller's limit over the session). ETASaleStart is
+	// the same over those who joined in the first WarmupFor of the sale
+	// only.
+	ETAWarmup    Honesty
+	ETASaleStart Honesty
 	Fairness           Fairness
 	Elapsed            time.Duration
 }
@@ -143,9 +151,27 @@ func (r *Result) measure(visitors []*visitor, cfg Config, start time.Time, perTi
 		r.ErrorRateConverged = errs / req
 	}
 	steadyFrom, steadyTo := steadyStretches(cfg)
-	r.ETAAtJoin = honesty(visitors, func(v *visitor) (admission.ETA, time.Time) { return v.shownETA, v.arrive }, steadyFrom, steadyTo, start)
+	atJoin := func(v *visitor) (admission.ETA, time.Time) { return v.shownETA, v.arrive }
+	r.ETAAtJoin = honesty(visitors, atJoin, steadyFrom, steadyTo, start)
 	r.ETAFirstShown = honesty(visitors, func(v *visitor) (admission.ETA, time.Time) { return v.firstETA, v.firstAt }, steadyFrom, steadyTo, start)
+	onSale := start.Add(cfg.PrequeueFor)
+	joinedBefore := func(from, to time.Time) []*visitor {
+		var out []*visitor
+		for _, v := range visitors {
+			if !v.arrive.Before(from) && v.arrive.Before(to) {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	r.ETAWarmup = honesty(joinedBefore(start, onSale.Add(WarmupFor)), atJoin, steadyFrom, steadyTo, start)
+	r.ETASaleStart = honesty(joinedBefore(onSale, onSale.Add(WarmupFor)), atJoin, steadyFrom, steadyTo, start)
 }
+
+// WarmupFor is the start of a sale whose ETAs are reported apart (see
+// Result.ETAWarmup): about as long as the rate estimator needs before it
+// reports a measured rate.
+const WarmupFor = 2 * time.Minute
 
 func nextChange(cfg Config, at time.Duration) time.Duration {
 	for _, s := range cfg.Origin.Capacity {
@@ -303,7 +329,12 @@ func (r *Result) Report(w io.Writer) {
 	for _, h := range []struct {
 		name string
 		h    Honesty
-	}{{"ETA shown at join", r.ETAAtJoin}, {"first ETA shown", r.ETAFirstShown}} {
+	}{
+		{"ETA shown at join, whole sale", r.ETAAtJoin},
+		{"ETA shown at join, warm-up (joined in the pre-queue or the sale's first 2 min)", r.ETAWarmup},
+		{"ETA shown at join, the sale's first 2 min only", r.ETASaleStart},
+		{"first ETA shown", r.ETAFirstShown},
+	} {
 		if h.h.Shown == 0 {
 			fmt.Fprintf(w, "%s: n/a (no visitor shown one was admitted within the run)\n", h.name)
 			continue
