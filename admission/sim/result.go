@@ -40,8 +40,8 @@ type Result struct {
 	// only.
 	ETAWarmup    Honesty
 	ETASaleStart Honesty
-	Fairness           Fairness
-	Elapsed            time.Duration
+	Fairness     Fairness
+	Elapsed      time.Duration
 }
 
 // Window is one 30-second measurement.
