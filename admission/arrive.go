@@ -58,6 +58,10 @@ const (
 	OutcomeClosed JoinOutcome = "closed"
 	// OutcomeSoldOut: the event is sold out; no place is given.
 	OutcomeSoldOut JoinOutcome = "sold_out"
+	// OutcomePassed: let straight in (threshold mode with room and
+	// nobody queued, or the passthrough state): admitted with a pass, no
+	// place.
+	OutcomePassed JoinOutcome = "passed"
 )
 
 // Arrival is the answer to a join: the status to show, and what to hand
@@ -122,6 +126,24 @@ func (e *Engine) Arrive(ctx context.Context, id string, req JoinRequest) (Arriva
 	}
 	if req.Shadow && !e.CanShadow() {
 		return Arrival{}, errors.New("admission: a shadow join needs a shadow key")
+	}
+	if name == PublicLane && !req.Shadow {
+		// Threshold mode with room and nobody queued, or passthrough:
+		// in at once, as at the gate (a visitor who saw the page while
+		// the room had no slot gets in on joining once it has).
+		ok, err := ev.mayEnter(ctx, now)
+		if err != nil {
+			return Arrival{}, err
+		}
+		if ok {
+			v, err := ev.newVisitor(false)
+			if err != nil {
+				return Arrival{}, fmt.Errorf("admission: no randomness: %w", err)
+			}
+			st := ev.noPlace(StatusAdmitted, "", time.Second)
+			st.Lane, st.Position, st.ETA = PublicLane, 0, ETA{}
+			return Arrival{Outcome: OutcomePassed, Status: st, Pass: ev.straightPass(v, req.Binding, now)}, nil
+		}
 	}
 	v, err := ev.newVisitor(req.Shadow)
 	if err != nil {

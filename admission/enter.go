@@ -81,34 +81,48 @@ func (e *Engine) Enter(ctx context.Context, id, binding string) (*Pass, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !ev.gate.MayPass() {
-		return nil, nil
-	}
 	now := e.clock()
-	switch st := ev.state(now); {
-	case st == StatePassthrough:
-	case st == StateSelling && ev.mode() == ModeThreshold:
-		if ev.queued() || now.UnixNano() < ev.slots.emptyUntil.Load() {
-			return nil, nil
-		}
-		ok, err := e.opts.Store.TakeSlot(ctx, id)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrStoreDown, err)
-		}
-		if !ok {
-			ev.slots.emptyUntil.Store(now.Add(slotEmptyFor).UnixNano())
-			return nil, nil
-		}
-	default:
-		return nil, nil
+	if ok, err := ev.mayEnter(ctx, now); !ok || err != nil {
+		return nil, err
 	}
 	v, err := ev.newVisitor(false)
 	if err != nil {
 		return nil, fmt.Errorf("admission: no randomness: %w", err)
 	}
+	return ev.straightPass(v, binding, now), nil
+}
+
+// mayEnter decides whether a visitor may go straight through now, taking
+// a pass-through slot in threshold mode (see Enter).
+func (ev *event) mayEnter(ctx context.Context, now time.Time) (bool, error) {
+	if !ev.gate.MayPass() {
+		return false, nil
+	}
+	switch st := ev.state(now); {
+	case st == StatePassthrough:
+		return true, nil
+	case st != StateSelling || ev.mode() != ModeThreshold:
+		return false, nil
+	}
+	if ev.queued() || now.UnixNano() < ev.slots.emptyUntil.Load() {
+		return false, nil
+	}
+	ok, err := ev.e.opts.Store.TakeSlot(ctx, ev.cfg.ID)
+	if err != nil {
+		return false, fmt.Errorf("%w: %v", ErrStoreDown, err)
+	}
+	if !ok {
+		ev.slots.emptyUntil.Store(now.Add(slotEmptyFor).UnixNano())
+	}
+	return ok, nil
+}
+
+// straightPass is the pass of visitor v let straight through at now: a
+// session from now, in the public lane, without a queue number.
+func (ev *event) straightPass(v VisitorID, binding string, now time.Time) *Pass {
 	ev.passed.Add(1)
-	return &Pass{ID: NewPassIDFor(v), Event: id, Visitor: v, Lane: PublicLane, Binding: binding,
-		IssuedAt: now, ExpiresAt: now.Add(ev.cfg.SessionDuration)}, nil
+	return &Pass{ID: NewPassIDFor(v), Event: ev.cfg.ID, Visitor: v, Lane: PublicLane, Binding: binding,
+		IssuedAt: now, ExpiresAt: now.Add(ev.cfg.SessionDuration)}
 }
 
 // queued reports whether this replica knows of anyone waiting: drawn and

@@ -17,10 +17,12 @@ type Figures struct {
 	Admitted1m int
 	NoShowRate float64
 	Pending    int
+	// Mode is the mode in force (the operator's or the configured one).
+	Mode Mode
 	// Queueing tells whether visitors without a pass go to the room;
-	// false while they pass straight through (threshold mode with
-	// slots granted, or the passthrough state). Slots is the pass-through
-	// grant of the last tick.
+	// false while they may pass straight through (threshold mode while
+	// selling with nobody queued, or the passthrough state). Slots is
+	// the pass-through grant of the leader's last tick.
 	Queueing bool
 	Slots    int
 	// PassedThrough counts the visitors let straight through on this
@@ -103,7 +105,7 @@ func (ev *event) regulate(ctx context.Context, now time.Time) error {
 	}
 	f := *ev.figures.Load()
 	f.Limit, f.NoShowRate, f.Pending, f.Last, f.Admitted1m = out.Limit, rate, pending, m, last+taken
-	f.Slots, f.Queueing = out.Slots, !threshold || queued || out.Slots == 0
+	f.Slots = out.Slots
 	ev.figures.Store(&f)
 	if out.SoldOut {
 		c := *ev.control.Load()
@@ -158,7 +160,7 @@ func (ev *event) letThrough(ctx context.Context, now time.Time) error {
 		l.bump(v, now)
 	}
 	f := *ev.figures.Load()
-	f.Slots, f.Queueing = 0, false
+	f.Slots = 0
 	ev.figures.Store(&f)
 	return nil
 }
@@ -343,6 +345,8 @@ func (ev *event) publishFigures(now time.Time) {
 	f := *ev.figures.Load()
 	f.State, f.Leader = ev.state(now), ev.leader.Load()
 	f.PassedThrough = ev.passed.Load()
+	f.Mode = ev.mode()
+	f.Queueing = !(f.State == StatePassthrough || (f.Mode == ModeThreshold && f.State == StateSelling && !ev.queued()))
 	f.Lanes = make(map[string]LaneFigures, len(ev.lanes))
 	for _, l := range ev.lanes {
 		r := l.rates.Load()

@@ -90,7 +90,7 @@ type PageConfig struct {
 	// names none of Languages(); DefaultLanguage when empty.
 	DefaultLanguage string
 	// TemplateDir, when set, is a directory with room.html and optionally
-	// busy.html and blocked.html: html/template files executed with
+	// busy.html, blocked.html and maintenance.html: html/template files executed with
 	// TemplateData in place of the embedded ones. Empty: embedded.
 	TemplateDir string
 	// JoinPath is the same-site path the blocked page's "join the queue"

@@ -70,7 +70,8 @@
 //
 // # Templates
 //
-// web/room.html, web/busy.html and web/blocked.html are html/template
+// web/room.html, web/busy.html, web/blocked.html and web/maintenance.html
+// are html/template
 // files executed with TemplateData; PageConfig.TemplateDir replaces them
 // per event (room.html required, the others optional). A replacement
 // room.html keeps the element ids the script fills in (wr-headline,

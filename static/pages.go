@@ -29,6 +29,10 @@ const ContentTypeHTML = "text/html; charset=utf-8"
 // the busy page.
 const BusyRetrySeconds = 5
 
+// MaintenanceRetrySeconds is what the maintenance page's Retry-After
+// says, and how often the page reloads itself (a meta refresh).
+const MaintenanceRetrySeconds = 60
+
 // TemplateData is what room.html, busy.html and blocked.html are executed
 // with, for one event and one language. Override templates (PageConfig.
 // TemplateDir) use the same fields; the embedded templates in web/ are
@@ -81,6 +85,9 @@ type TemplateData struct {
 	// RetrySeconds is BusyRetrySeconds: the busy page's script retries
 	// after 0.6 to 1.4 times it.
 	RetrySeconds int
+	// MaintenanceRefreshSeconds is MaintenanceRetrySeconds: the
+	// maintenance page reloads itself this often (a meta refresh).
+	MaintenanceRefreshSeconds int
 	// RefreshSeconds is twice RetrySeconds, for the busy page's
 	// <meta http-equiv="refresh"> fallback when scripts do not run.
 	RefreshSeconds int
@@ -132,6 +139,7 @@ type eventPages struct {
 	room, roomGz [][]byte
 	busy, busyGz [][]byte // site pages only
 	blocked      [][]byte
+	maintenance  [][]byte // event pages only
 }
 
 // asset is one file served under Prefix/static/.
@@ -143,7 +151,7 @@ type asset struct {
 // templates are the three page templates of one template directory (or
 // the embedded ones).
 type templates struct {
-	room, busy, blocked *template.Template
+	room, busy, blocked, maintenance *template.Template
 }
 
 // builtin are the embedded assets, read once.
@@ -303,6 +311,7 @@ func parseTemplates(fsys fs.FS, dir string, all bool) (*templates, error) {
 		{"room.html", true, &t.room},
 		{"busy.html", all, &t.busy},
 		{"blocked.html", all, &t.blocked},
+		{"maintenance.html", all, &t.maintenance},
 	} {
 		path := f.name
 		if dir != "." {
@@ -343,6 +352,9 @@ func (t *templates) fill(def *templates) {
 	if t.blocked == nil {
 		t.blocked = def.blocked
 	}
+	if t.maintenance == nil {
+		t.maintenance = def.maintenance
+	}
 }
 
 // render executes r's pages in every language. The site pages (site)
@@ -352,6 +364,7 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 	n := len(languages)
 	if !site {
 		ev.room, ev.roomGz, ev.blocked = make([][]byte, n), make([][]byte, n), make([][]byte, n)
+		ev.maintenance = make([][]byte, n)
 	} else {
 		ev.busy, ev.busyGz, ev.blocked = make([][]byte, n), make([][]byte, n), make([][]byte, n)
 	}
@@ -374,6 +387,7 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 			PowJSURL:     r.Prefix + "/static/" + b.pow.solverName,
 			PowWorkerURL: r.Prefix + "/static/" + b.pow.workerName,
 			RetrySeconds: BusyRetrySeconds, RefreshSeconds: 2 * BusyRetrySeconds,
+			MaintenanceRefreshSeconds: MaintenanceRetrySeconds,
 		}
 		exec := func(tm *template.Template, script []byte) ([]byte, error) {
 			d := d
@@ -401,6 +415,9 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 			}
 			ev.roomGz[li] = gzipped(ev.room[li])
 			d.Config = nil
+			if ev.maintenance[li], err = exec(t.maintenance, nil); err != nil {
+				return nil, err
+			}
 		} else {
 			if ev.busy[li], err = exec(t.busy, b.busyJS); err != nil {
 				return nil, err
@@ -420,7 +437,8 @@ func scriptConfig(r resolved, lang string, texts map[string]string) *ScriptConfi
 	c := &ScriptConfig{Event: r.Event, Name: r.Name, Prefix: r.Prefix, Lang: lang,
 		PositionDisplay: r.PositionDisplay, Texts: make(map[string]string, len(texts))}
 	for k, v := range texts {
-		if strings.HasPrefix(k, "busy_") || strings.HasPrefix(k, "blocked_") || k == "title" || k == "noscript" {
+		if strings.HasPrefix(k, "busy_") || strings.HasPrefix(k, "blocked_") || strings.HasPrefix(k, "maintenance_") ||
+			k == "title" || k == "noscript" {
 			continue
 		}
 		c.Texts[k] = v
@@ -484,6 +502,19 @@ func (p *Pages) Blocked(event string, acceptLanguage []byte) []byte {
 		ev = p.site
 	}
 	return ev.blocked[ev.lang(acceptLanguage)]
+}
+
+// Maintenance returns event's maintenance page (status 503 with
+// Retry-After: MaintenanceRetrySeconds): it says the site is down for
+// maintenance, that nobody in the queue loses their place, and reloads
+// itself every MaintenanceRetrySeconds. It carries the event's branding;
+// nil for an event without pages. It does not allocate.
+func (p *Pages) Maintenance(event string, acceptLanguage []byte) []byte {
+	ev := p.events[event]
+	if ev == nil {
+		return nil
+	}
+	return ev.maintenance[ev.lang(acceptLanguage)]
 }
 
 // Asset returns the static file served at Prefix/static/<name>, its

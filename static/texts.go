@@ -28,7 +28,8 @@ const fallbackLanguage = "en"
 // languages are the languages the pages come in, in the order Languages
 // returns them; builtinTexts are their texts. The keys are the same in
 // every language (a test checks it, with the placeholders). Keys starting
-// with busy_ and blocked_ are for the busy and blocked pages, title and
+// with busy_, blocked_ and maintenance_ are for the busy, blocked and
+// maintenance pages, title and
 // noscript are written into the HTML, the rest go to the page script.
 //
 // Placeholders: {n} a number, {low} and {high} the ends of a range,
