@@ -57,7 +57,9 @@ const (
 // expects (ControllerConfig.ExpectedRate); without one, from the mean
 // pace of the lane's serving counter since admission started (once it
 // spans priorMinSpan; the opening surge makes it optimistic, which the
-// wide range covers); before that, from the controller's limit over the
+// wide range covers) or, while the counter has not moved (threshold
+// mode's first queue), the admissions of the last minute, pass-through
+// included; before that, from the controller's limit over the
 // session duration (each admitted visitor holding their place in the
 // limit for a whole session: the slowest pace the limit allows). Each is
 // bounded by max_new_per_minute. Its range is wider than a measured

@@ -234,6 +234,11 @@ func (l *lane) observe(v uint64, now time.Time, selling bool) {
 		observed := 0.0
 		if selling {
 			observed = l.est.Mean(priorMinSpan)
+			if !(observed > 0) {
+				// No queue has moved yet (threshold mode): the pace of
+				// the last minute's admissions, pass-through included.
+				observed = float64(l.event.figures.Load().Admitted1m) / 60 * l.shareOfAdmissions()
+			}
 		}
 		lo, mid, hi = l.priorRates(observed)
 	}

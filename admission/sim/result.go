@@ -40,6 +40,10 @@ type Result struct {
 	// only.
 	ETAWarmup    Honesty
 	ETASaleStart Honesty
+	// ETAAfterWarmup is ETAAtJoin over those who joined later.
+	ETAAfterWarmup Honesty
+	// ExpectedRate is the event's controller.expected_rate (0: none).
+	ExpectedRate float64
 	Fairness     Fairness
 	Elapsed      time.Duration
 }
@@ -166,6 +170,8 @@ func (r *Result) measure(visitors []*visitor, cfg Config, start time.Time, perTi
 	}
 	r.ETAWarmup = honesty(joinedBefore(start, onSale.Add(WarmupFor)), atJoin, steadyFrom, steadyTo, start)
 	r.ETASaleStart = honesty(joinedBefore(onSale, onSale.Add(WarmupFor)), atJoin, steadyFrom, steadyTo, start)
+	r.ETAAfterWarmup = honesty(joinedBefore(onSale.Add(WarmupFor), start.Add(cfg.Duration)), atJoin, steadyFrom, steadyTo, start)
+	r.ExpectedRate = cfg.Event.Controller.ExpectedRate
 }
 
 // WarmupFor is the start of a sale whose ETAs are reported apart (see
@@ -326,6 +332,11 @@ func (r *Result) Report(w io.Writer) {
 	}
 	fmt.Fprintf(w, "origin error rate once settled: %.2f%% (target < 1%%) %s\n\n", 100*r.ErrorRateConverged,
 		verdict(r.ErrorRateConverged < 0.01))
+	if r.ExpectedRate > 0 {
+		fmt.Fprintf(w, "ETAs before the rate is measured come from controller.expected_rate = %.0f visitors/min\n", r.ExpectedRate)
+	} else {
+		fmt.Fprintln(w, "ETAs before the rate is measured come from the pace so far, or initial_active over session_duration (no controller.expected_rate)")
+	}
 	for _, h := range []struct {
 		name string
 		h    Honesty
@@ -333,6 +344,7 @@ func (r *Result) Report(w io.Writer) {
 		{"ETA shown at join, whole sale", r.ETAAtJoin},
 		{"ETA shown at join, warm-up (joined in the pre-queue or the sale's first 2 min)", r.ETAWarmup},
 		{"ETA shown at join, the sale's first 2 min only", r.ETASaleStart},
+		{"ETA shown at join, after the warm-up", r.ETAAfterWarmup},
 		{"first ETA shown", r.ETAFirstShown},
 	} {
 		if h.h.Shown == 0 {
