@@ -96,7 +96,7 @@ func TestModesThroughTheGate(t *testing.T) {
 		t.Fatalf("passthrough: %d %v", code, ev)
 	}
 	r.tick(t, 12*time.Second)
-	if code, ev = adminDo(t, "GET", adminPath, adminToken, ""); ev["state"] != "passthrough" || ev["queueing"] != false {
+	if code, ev = adminDo(t, "GET", adminPath, adminToken, ""); code != 200 || ev["state"] != "passthrough" || ev["queueing"] != false {
 		t.Fatalf("event in passthrough: %v", ev)
 	}
 	for i := range 5 {
