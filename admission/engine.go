@@ -68,11 +68,11 @@ const (
 
 // OpenEpoch anchors the tranches of an event open from the start (no
 // on_sale_at): a fixed instant, so that every replica numbers tranches
-// alike. Such an event looks for undrawn tranches only from a little
+// alike, recent enough that tranche numbers stay short in URLs. Such an event looks for undrawn tranches only from a little
 // before the engine started (see event.floor): their visitors' tickets
 // outlive a restart, and rejoin the current tranche if theirs was never
 // drawn.
-var OpenEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+var OpenEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // New starts an engine for the given events.
 func New(opts Options, events ...EventConfig) (*Engine, error) {

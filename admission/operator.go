@@ -147,6 +147,37 @@ func (e *Engine) Control(id string) (Control, error) {
 	return *ev.control.Load(), nil
 }
 
+// State returns an event's state now, as this replica's control says
+// (an operator's change made here shows at once; Figures' state is as of
+// the last tick). It is "" for an unknown event.
+func (e *Engine) State(id string) State {
+	ev, err := e.event(id)
+	if err != nil {
+		return ""
+	}
+	return ev.state(e.clock())
+}
+
+// Mode returns the mode in force for an event: the operator's, else the
+// configured one ("" for an unknown event).
+func (e *Engine) Mode(id string) Mode {
+	ev, err := e.event(id)
+	if err != nil {
+		return ""
+	}
+	return ev.mode()
+}
+
+// Queueing reports whether visitors without a pass go to the waiting room
+// now (see Figures.Queueing).
+func (e *Engine) Queueing(id string) bool {
+	ev, err := e.event(id)
+	if err != nil {
+		return true
+	}
+	return ev.queueing(ev.state(e.clock()))
+}
+
 // Config returns an event's configuration, defaults filled in.
 func (e *Engine) Config(id string) (EventConfig, error) {
 	ev, err := e.event(id)

@@ -346,7 +346,7 @@ func (ev *event) publishFigures(now time.Time) {
 	f.State, f.Leader = ev.state(now), ev.leader.Load()
 	f.PassedThrough = ev.passed.Load()
 	f.Mode = ev.mode()
-	f.Queueing = !(f.State == StatePassthrough || (f.Mode == ModeThreshold && f.State == StateSelling && !ev.queued()))
+	f.Queueing = ev.queueing(f.State)
 	f.Lanes = make(map[string]LaneFigures, len(ev.lanes))
 	for _, l := range ev.lanes {
 		r := l.rates.Load()
@@ -361,6 +361,12 @@ func (ev *event) publishFigures(now time.Time) {
 			Undrawn: undrawn, RateLow: r[0], RateMid: r[1], RateHigh: r[2]}
 	}
 	ev.figures.Store(&f)
+}
+
+// queueing reports whether visitors without a pass go to the room in
+// state st.
+func (ev *event) queueing(st State) bool {
+	return !(st == StatePassthrough || (ev.mode() == ModeThreshold && st == StateSelling && !ev.queued()))
 }
 
 // Figures returns an event's live figures (as of its last tick).

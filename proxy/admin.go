@@ -210,11 +210,10 @@ func (a *admin) view(id string) (eventView, error) {
 	if c.Caps != nil {
 		caps = *c.Caps
 	}
-	mode := cfg.Mode
-	if c.Mode.Valid() {
-		mode = c.Mode
-	}
-	v := eventView{ID: id, State: f.State, Mode: mode, ConfiguredMode: cfg.Mode, Queueing: f.Queueing,
+	// State, mode and queueing as they are now (after a change made
+	// here), the rest as of the last tick.
+	e := a.p.engine
+	v := eventView{ID: id, State: e.State(id), Mode: e.Mode(id), ConfiguredMode: cfg.Mode, Queueing: e.Queueing(id),
 		Slots: f.Slots, PassedThrough: f.PassedThrough, Leader: f.Leader, QueueOpensAt: cfg.QueueOpensAt.UTC(),
 		OnSaleAt: cfg.OnSaleAt.UTC(), Control: c, Caps: capsView(caps), Limit: f.Limit,
 		Admitted1m: f.Admitted1m, NoShowRate: f.NoShowRate, Pending: f.Pending,

@@ -68,7 +68,9 @@ func TestModesThroughTheGate(t *testing.T) {
 	}
 
 	// Maintenance: everyone on gated paths, pass or not, gets the page.
-	if code, ev = adminDo(t, "POST", adminPath+"/maintenance", adminToken, ""); code != 200 || ev["control"].(map[string]any)["maintenance"] != true {
+	// The answer is the state after the change, before any tick.
+	if code, ev = adminDo(t, "POST", adminPath+"/maintenance", adminToken, ""); code != 200 ||
+		ev["control"].(map[string]any)["maintenance"] != true || ev["state"] != "maintenance" || ev["queueing"] != true {
 		t.Fatalf("maintenance: %d %v", code, ev)
 	}
 	for _, who := range []*visitor{v, x} {
@@ -92,7 +94,8 @@ func TestModesThroughTheGate(t *testing.T) {
 
 	// Passthrough: everyone in, whatever the slots.
 	code, ev = adminDo(t, "POST", adminPath+"/passthrough", adminToken, "")
-	if code != 200 || ev["control"].(map[string]any)["passthrough"] != true {
+	if code != 200 || ev["control"].(map[string]any)["passthrough"] != true || ev["control"].(map[string]any)["maintenance"] != nil ||
+		ev["state"] != "passthrough" || ev["queueing"] != false {
 		t.Fatalf("passthrough: %d %v", code, ev)
 	}
 	r.tick(t, 12*time.Second)
