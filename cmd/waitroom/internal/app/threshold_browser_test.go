@@ -156,9 +156,9 @@ func TestThresholdInChromium(t *testing.T) {
 		}()
 	}
 	t.Cleanup(func() { stop.Store(true); wg.Wait() })
-	waitEngine("the limit cut below the active visitors", func() bool {
+	waitEngine("the limit cut, and the room full", func() bool {
 		f := w.Engine.Figures("shop")
-		return f.Last.LatencyP95 > 300*time.Millisecond && f.Slots == 0 && f.Limit < f.Last.Active
+		return f.Last.LatencyP95 > 300*time.Millisecond && f.Slots == 0 && f.Limit < 4 && f.Limit <= f.Last.Active
 	})
 	bTab := b.NewTab(t, browsertest.AsDesktopChrome())
 	browsertest.Navigate(t, bTab, base+"/shop/b")
