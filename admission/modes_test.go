@@ -223,9 +223,20 @@ func TestThresholdJoinAdmitsAtOnce(t *testing.T) {
 		a.Status.Kind != admission.StatusAdmitted || a.Pass.Binding != "b" {
 		t.Fatalf("join with room: %+v %v", a, err)
 	}
-	// Shadow joins and presale lanes never skip the queue.
+	// Only the public lane skips the queue; a lane is checked first.
 	if _, err := r.engines[0].Arrive(ctx, "th", admission.JoinRequest{Lane: "nope"}); err == nil {
 		t.Fatal("an unknown lane was let in")
+	}
+	// A returning visitor keeps their place: a rejoin is never a pass-through.
+	r2 := newModeRig(t, storeKinds[0], 1, event("al"))
+	r2.at(t, time.Second)
+	tk := r2.join(t, r2.engines[0], "al")
+	if _, err := r2.engines[0].UpdateControl(ctx, "al", func(c *admission.Control) { c.Mode = admission.ModeThreshold }); err != nil {
+		t.Fatal(err)
+	}
+	a, err = r2.engines[0].Arrive(ctx, "al", admission.JoinRequest{Existing: &tk})
+	if err != nil || a.Outcome != admission.OutcomeRejoined || a.Ticket.Visitor != tk.Visitor {
+		t.Fatalf("rejoin in threshold mode: %+v %v", a, err)
 	}
 }
 
