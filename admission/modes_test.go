@@ -7,6 +7,7 @@ package admission_test
 // never loses a queued visitor's place.
 
 import (
+	"context"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -525,5 +526,43 @@ func TestETAFromTheFirstSecond(t *testing.T) {
 	tk = r2.join(t, r2.engines[0], "eta2")
 	if res, _ := r2.engines[0].Status(ctx, "eta2", tk); !res.Status.ETA.Known() {
 		t.Fatalf("no ETA without an expected rate: %+v", res.Status.ETA)
+	}
+}
+
+// countingStore counts MemberCount calls.
+type countingStore struct {
+	admission.Store
+	counts atomic.Int64
+}
+
+func (s *countingStore) MemberCount(ctx context.Context, event, lane string, tranche int) (int, error) {
+	s.counts.Add(1)
+	return s.Store.MemberCount(ctx, event, lane, tranche)
+}
+
+// TestLongIdleStaysCheap: a threshold event open from the start whose
+// queue stays empty for hours looks at a bounded number of tranches per
+// tick, not at every tranche since it started.
+func TestLongIdleStaysCheap(t *testing.T) {
+	clk := fakeclock.New(t0)
+	s, err := memstore.Open(memstore.Options{Dir: t.TempDir(), Clock: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	cs := &countingStore{Store: s}
+	e, err := admission.New(admission.Options{Store: cs, Clock: clk.Now, Replica: "a"}, thresholdEvent("idle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3000 { // 3000 ticks 5 s apart: over 4 hours
+		clk.Add(5 * time.Second)
+		before := cs.counts.Load()
+		if err := e.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := cs.counts.Load() - before; n > 40 {
+			t.Fatalf("tick %d counted the members of %d tranches", i, n)
+		}
 	}
 }

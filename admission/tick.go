@@ -177,10 +177,17 @@ func (ev *event) follow(ctx context.Context, now time.Time) error {
 			}
 			l.install(d, ordered)
 		}
-		// Member counts of the tranches waiting for their draw (for ETAs).
+		// Member counts of the tranches waiting for their draw (for ETAs
+		// and threshold mode's "anyone queued?"). A tranche closed more
+		// than rejoinAfter ago without a draw is not counted: its
+		// visitors join the current one when they next poll. Without
+		// this bound an event whose queue stays empty (threshold mode,
+		// for days) would count every tranche since its last draw at
+		// every tick.
 		cur := trancheAt(&ev.cfg, now)
+		from := max(int(l.drawnTo.Load()), ev.floor-1, trancheAt(&ev.cfg, now.Add(-rejoinAfter))-1) + 1
 		counts := map[int]int{}
-		for tr := max(int(l.drawnTo.Load()), ev.floor-1) + 1; tr <= cur && !now.Before(ev.cfg.QueueOpensAt); tr++ {
+		for tr := from; tr <= cur && !now.Before(ev.cfg.QueueOpensAt); tr++ {
 			n, err := s.MemberCount(ctx, id, l.cfg.Name, tr)
 			if err != nil {
 				errs = append(errs, err)
