@@ -169,7 +169,9 @@ func (ev *event) noPlace(kind StatusKind, reason string, refresh time.Duration) 
 }
 
 // Join gives a visitor a place in a lane, as Arrive does, and returns
-// ErrNotOpen, ErrClosed or ErrSoldOut where Arrive gives no place.
+// ErrNotOpen, ErrClosed or ErrSoldOut where Arrive gives no place. A
+// visitor Arrive lets straight in (OutcomePassed) gets a zero Ticket and
+// the admitted status (Arrive hands out their pass).
 func (e *Engine) Join(ctx context.Context, id string, req JoinRequest) (Ticket, Status, error) {
 	a, err := e.Arrive(ctx, id, req)
 	switch {
@@ -188,6 +190,14 @@ func (e *Engine) Join(ctx context.Context, id string, req JoinRequest) (Ticket, 
 // place appends v to the lane's current tranche and returns its ticket.
 func (ev *event) place(ctx context.Context, l *lane, v VisitorID, binding string, now time.Time) (Ticket, error) {
 	t := NewTicket(&ev.cfg, l.cfg.Name, v, binding, now)
+	if ev.cfg.openFromStart && int64(t.Tranche) > l.seeded.Load() {
+		// The first join of a tranche of an event open from the start
+		// seeds it (see seedAndDraw), before the member is in it.
+		if _, err := ev.seed(ctx, l, t.Tranche); err != nil {
+			return Ticket{}, fmt.Errorf("%w: %v", ErrStoreDown, err)
+		}
+		l.seeded.Store(int64(t.Tranche))
+	}
 	if err := ev.e.opts.Store.AppendMember(ctx, ev.cfg.ID, l.cfg.Name, t.Tranche, v); err != nil {
 		return Ticket{}, fmt.Errorf("%w: %v", ErrStoreDown, err)
 	}

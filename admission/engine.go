@@ -226,6 +226,7 @@ type lane struct {
 	serving atomic.Uint64
 	last    atomic.Uint64 // the highest number drawn
 	drawnTo atomic.Int64  // the highest tranche with a known draw record, -1: none
+	seeded  atomic.Int64  // open from the start: the highest tranche this replica saw seeded at a join
 	rates   atomic.Pointer[[3]float64]
 
 	mu       sync.RWMutex

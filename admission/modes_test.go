@@ -529,10 +529,15 @@ func TestETAFromTheFirstSecond(t *testing.T) {
 	}
 }
 
-// countingStore counts MemberCount calls.
+// countingStore counts MemberCount and Seed calls.
 type countingStore struct {
 	admission.Store
-	counts atomic.Int64
+	counts, seeds atomic.Int64
+}
+
+func (s *countingStore) Seed(ctx context.Context, event, lane string, tranche int, proposal []byte) ([]byte, error) {
+	s.seeds.Add(1)
+	return s.Store.Seed(ctx, event, lane, tranche, proposal)
 }
 
 func (s *countingStore) MemberCount(ctx context.Context, event, lane string, tranche int) (int, error) {
@@ -564,5 +569,31 @@ func TestLongIdleStaysCheap(t *testing.T) {
 		if n := cs.counts.Load() - before; n > 40 {
 			t.Fatalf("tick %d counted the members of %d tranches", i, n)
 		}
+	}
+	if n := cs.seeds.Load(); n != 0 {
+		t.Fatalf("an idle room stored %d seeds", n)
+	}
+	// A join seeds its tranche: the commitment is public before the
+	// draw, and the draw keeps it. (Queueing, as always mode does.)
+	if _, err := e.UpdateControl(ctx, "idle", func(c *admission.Control) { c.Mode = admission.ModeAlways }); err != nil {
+		t.Fatal(err)
+	}
+	tk, _, err := e.Join(ctx, "idle", admission.JoinRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := e.Audit(ctx, "idle", admission.PublicLane, tk.Tranche, 0, 10)
+	if err != nil || before.Drawn {
+		t.Fatalf("audit before the draw: %+v %v", before, err)
+	}
+	for range 3 {
+		clk.Add(5 * time.Second)
+		if err := e.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, err := e.Audit(ctx, "idle", admission.PublicLane, tk.Tranche, 0, 10)
+	if err != nil || !after.Drawn || after.Commitment != before.Commitment || len(after.Hashes) != 1 {
+		t.Fatalf("audit after the draw: %+v %v (commitment before %x)", after, err, before.Commitment)
 	}
 }

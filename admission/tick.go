@@ -84,10 +84,15 @@ func (ev *event) seedAndDraw(ctx context.Context, now time.Time) error {
 	var errs []error
 	for _, l := range ev.lanes {
 		// Seeds exist from the moment a tranche (and the next one) opens,
-		// so that their commitments are published before they close.
-		for _, tr := range []int{cur, cur + 1} {
-			if _, err := ev.seed(ctx, l, tr); err != nil {
-				errs = append(errs, err)
+		// so that their commitments are published before they close. An
+		// event open from the start has no end of tranches: while its
+		// queue is empty a tranche is seeded by its first join instead
+		// (see place), so an idle room stores no seeds.
+		if !ev.cfg.openFromStart || ev.queued() {
+			for _, tr := range []int{cur, cur + 1} {
+				if _, err := ev.seed(ctx, l, tr); err != nil {
+					errs = append(errs, err)
+				}
 			}
 		}
 		// Draw every closed tranche after the last drawn or empty one.
