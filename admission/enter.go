@@ -136,7 +136,7 @@ func (ev *event) queued() bool {
 	return false
 }
 
-// grantSlots closes the last pass-through grant, returning how many of
+// closeGrant closes the last pass-through grant, returning how many of
 // its slots were taken; the new grant is made by regrant once the
 // controller has decided.
 func (ev *event) closeGrant(ctx context.Context) (int, error) {
