@@ -58,6 +58,10 @@ const (
 	OutcomeClosed JoinOutcome = "closed"
 	// OutcomeSoldOut: the event is sold out; no place is given.
 	OutcomeSoldOut JoinOutcome = "sold_out"
+	// OutcomePassed: let straight in (threshold mode with room and
+	// nobody queued, or the passthrough state): admitted with a pass, no
+	// place.
+	OutcomePassed JoinOutcome = "passed"
 )
 
 // Arrival is the answer to a join: the status to show, and what to hand
@@ -135,6 +139,24 @@ func (e *Engine) Arrive(ctx context.Context, id string, req JoinRequest) (Arriva
 	if req.Shadow && !e.CanShadow() {
 		return Arrival{}, errors.New("admission: a shadow join needs a shadow key")
 	}
+	if name == PublicLane && !req.Shadow {
+		// Threshold mode with room and nobody queued, or passthrough:
+		// in at once, as at the gate (a visitor who saw the page while
+		// the room had no slot gets in on joining once it has).
+		ok, err := ev.mayEnter(ctx, now)
+		if err != nil {
+			return Arrival{}, err
+		}
+		if ok {
+			v, err := ev.newVisitor(false)
+			if err != nil {
+				return Arrival{}, fmt.Errorf("admission: no randomness: %w", err)
+			}
+			st := ev.noPlace(StatusAdmitted, "", time.Second)
+			st.Lane, st.Position, st.ETA = PublicLane, 0, ETA{}
+			return Arrival{Outcome: OutcomePassed, Status: st, Pass: ev.straightPass(v, req.Binding, now)}, nil
+		}
+	}
 	v, err := ev.newVisitor(req.Shadow)
 	if err != nil {
 		return Arrival{}, fmt.Errorf("admission: no randomness: %w", err)
@@ -189,7 +211,9 @@ func (ev *event) noPlace(kind StatusKind, reason string, refresh time.Duration) 
 }
 
 // Join gives a visitor a place in a lane, as Arrive does, and returns
-// ErrNotOpen, ErrClosed or ErrSoldOut where Arrive gives no place.
+// ErrNotOpen, ErrClosed or ErrSoldOut where Arrive gives no place. A
+// visitor Arrive lets straight in (OutcomePassed) gets a zero Ticket and
+// the admitted status (Arrive hands out their pass).
 func (e *Engine) Join(ctx context.Context, id string, req JoinRequest) (Ticket, Status, error) {
 	a, err := e.Arrive(ctx, id, req)
 	switch {
@@ -208,6 +232,14 @@ func (e *Engine) Join(ctx context.Context, id string, req JoinRequest) (Ticket, 
 // place appends v to the lane's current tranche and returns its ticket.
 func (ev *event) place(ctx context.Context, l *lane, v VisitorID, binding string, now time.Time) (Ticket, error) {
 	t := NewTicket(&ev.cfg, l.cfg.Name, v, binding, now)
+	if ev.cfg.openFromStart && int64(t.Tranche) > l.seeded.Load() {
+		// The first join of a tranche of an event open from the start
+		// seeds it (see seedAndDraw), before the member is in it.
+		if _, err := ev.seed(ctx, l, t.Tranche); err != nil {
+			return Ticket{}, fmt.Errorf("%w: %v", ErrStoreDown, err)
+		}
+		l.seeded.Store(int64(t.Tranche))
+	}
 	if err := ev.e.opts.Store.AppendMember(ctx, ev.cfg.ID, l.cfg.Name, t.Tranche, v); err != nil {
 		return Ticket{}, fmt.Errorf("%w: %v", ErrStoreDown, err)
 	}

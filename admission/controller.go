@@ -60,6 +60,10 @@ const (
 	ctlClearP95    = 1.5
 	ctlClearErrors = 2
 	ctlMinCut      = 0.1
+	// ctlBucketBurst is the burst of the max_new_per_minute bucket, in
+	// time at the even pace (at least one visitor): an idle site lets the
+	// first visitors in at once, a busy one at the even pace.
+	ctlBucketBurst = 5 * time.Second
 	// ctlStateVersion tags MarshalState's encoding.
 	ctlStateVersion = 1
 )
@@ -90,6 +94,17 @@ type ControllerInput struct {
 	// (Now-60s, Now). The controller also remembers its own outputs and
 	// honours the larger of the two.
 	AdmittedLastMinute int
+	// Waiting is how many queued visitors could be let in now (drawn and
+	// not reached), valid when WaitingKnown: Admit never exceeds it, so
+	// a room with nobody waiting spends none of max_new_per_minute.
+	Waiting      int
+	WaitingKnown bool
+	// PassThrough asks for pass-through slots (threshold mode with nobody
+	// queued): the room left under the limit is offered as Slots.
+	PassThrough bool
+	// Taken is how many pass-through slots were taken since the last
+	// tick: visitors let straight in, counted as admitted and as usage.
+	Taken int
 }
 
 // ControllerOutput is the controller's decision at one tick.
@@ -103,6 +118,9 @@ type ControllerOutput struct {
 	// SoldOut is set when the linked inventory is known to be empty
 	// (Admit is then 0).
 	SoldOut bool
+	// Slots is how many visitors may pass straight through until the
+	// next tick (with PassThrough; 0 otherwise).
+	Slots int
 }
 
 // Controller sizes admission by what the origin is measured to take: an
@@ -132,6 +150,10 @@ type Controller struct {
 	started       time.Time     // the first tick (of this leader or of those before it)
 	hist          ctlLog        // Admit outputs of the last minute
 	base          time.Duration // the origin's p95 when it is not loaded (see headroom)
+	// tokens is the max_new_per_minute bucket as of refilled (-1: full,
+	// not yet used).
+	tokens   float64
+	refilled time.Time
 }
 
 // NewController returns a controller with cfg's zero fields set to their
@@ -170,6 +192,7 @@ func NewController(cfg ControllerConfig, visitorsPerSeat float64) *Controller {
 		creep:        -math.Expm1(-float64(cfg.Tick) / float64(ctlBaseCreep)),
 		limit:        float64(cfg.InitialActive),
 		sinceSettled: -1,
+		tokens:       -1,
 	}
 }
 
@@ -198,10 +221,15 @@ func NewController(cfg ControllerConfig, visitorsPerSeat float64) *Controller {
 //     constant, so it never grows without bound while unused;
 //   - no measurements (no request rate and no p95): L holds or drifts.
 //
-// L stays within [MinActive, Caps.MaxActive]. Admit is the room
-// L − usage, bounded by MaxNewPerMinute (what the last minute left, and
-// at most twice a tick's even share of the minute) and by the inventory
-// (usage + Admit ≤ Remaining × visitorsPerSeat); 0 when sold out.
+// L stays within [MinActive, Caps.MaxActive]. The room is L − usage,
+// bounded by MaxNewPerMinute and by the inventory (usage + room ≤
+// Remaining × visitorsPerSeat); 0 when sold out. MaxNewPerMinute is a
+// ceiling, not a pace to wait for: a token bucket refilled continuously
+// at MaxNewPerMinute/60 a second, holding ctlBucketBurst of it (at
+// least one visitor) and full at the start, so that an idle site lets
+// its first visitors in at the first tick; and never more than
+// MaxNewPerMinute in any minute. Admit is the room, up to Waiting; with
+// PassThrough, Slots is what is left of it.
 func (c *Controller) Step(in ControllerInput) ControllerOutput {
 	now := in.Now
 	first := c.started.IsZero()
@@ -209,16 +237,46 @@ func (c *Controller) Step(in ControllerInput) ControllerOutput {
 		c.started = now
 	}
 	c.hist.prune(now.Add(-ctlHistory))
-	usage := c.usage(in)
+	taken := max(in.Taken, 0)
+	c.hist.add(now, taken)
+	c.refill(now, in.Caps.MaxNewPerMinute, taken)
+	usage := c.usage(in) + float64(taken)
 	c.adjust(in, usage, first)
 	out := ControllerOutput{Limit: int(c.limit)}
 	if in.RemainingKnown && in.Remaining <= 0 {
 		out.SoldOut = true
 		return out
 	}
-	out.Admit = c.room(in, usage)
+	room := c.room(in, usage)
+	out.Admit = room
+	if in.WaitingKnown {
+		out.Admit = min(room, max(in.Waiting, 0))
+	}
+	if in.PassThrough {
+		out.Slots = room - out.Admit
+	}
 	c.hist.add(now, out.Admit)
+	if in.Caps.MaxNewPerMinute > 0 {
+		c.tokens -= float64(out.Admit) // Slots are charged when taken
+	}
 	return out
+}
+
+// refill brings the max_new_per_minute bucket up to now and charges it
+// with the slots taken since the last tick.
+func (c *Controller) refill(now time.Time, perMinute, taken int) {
+	if perMinute <= 0 {
+		c.tokens, c.refilled = -1, now
+		return
+	}
+	burst := max(1, float64(perMinute)*float64(ctlBucketBurst)/float64(time.Minute))
+	if c.tokens < 0 || c.refilled.IsZero() {
+		c.tokens = burst
+	} else if dt := now.Sub(c.refilled); dt > 0 {
+		c.tokens += float64(perMinute) * dt.Minutes()
+	}
+	c.tokens = max(0, min(c.tokens, burst)-float64(taken))
+	c.refilled = now
 }
 
 // usage is what occupies the limit: active visitors and the pending ones
@@ -348,9 +406,12 @@ func (c *Controller) increase() float64 {
 func (c *Controller) room(in ControllerInput, usage float64) int {
 	room := math.Floor(c.limit - usage)
 	if mn := in.Caps.MaxNewPerMinute; mn > 0 {
+		// The bucket never holds more than the last minute leaves: once
+		// the minute's ceiling binds, the pace resumes evenly instead of
+		// in a burst when the window moves on.
 		last := max(in.AdmittedLastMinute, c.hist.sum())
-		perTick := 2 * math.Ceil(float64(mn)*float64(c.cfg.Tick)/float64(time.Minute))
-		room = min(room, float64(mn-last), perTick)
+		c.tokens = min(c.tokens, float64(max(0, mn-last)))
+		room = min(room, math.Floor(c.tokens))
 	}
 	if in.RemainingKnown {
 		room = min(room, math.Floor(float64(in.Remaining)*c.perSeat-usage))
@@ -371,6 +432,10 @@ type ctlState struct {
 	Started       int64      `json:"started,omitempty"`  // Unix ns
 	BaseP95       int64      `json:"base_p95,omitempty"` // ns
 	Admits        [][2]int64 `json:"admits,omitempty"`   // [Unix ns, Admit], oldest first
+	// Tokens and Refilled are the max_new_per_minute bucket (absent:
+	// full).
+	Tokens   *float64 `json:"tokens,omitempty"`
+	Refilled int64    `json:"refilled,omitempty"` // Unix ns
 }
 
 // MarshalState encodes the controller's state (JSON) so that a new leader
@@ -380,6 +445,10 @@ func (c *Controller) MarshalState() []byte {
 		SinceDecrease: c.sinceDecrease, SinceSettled: c.sinceSettled, BaseP95: int64(c.base)}
 	if !c.started.IsZero() {
 		s.Started = c.started.UnixNano()
+	}
+	if c.tokens >= 0 && !c.refilled.IsZero() {
+		tokens := c.tokens
+		s.Tokens, s.Refilled = &tokens, c.refilled.UnixNano()
 	}
 	for i := range c.hist.recs.len() {
 		r := c.hist.recs.at(i)
@@ -405,7 +474,8 @@ func (c *Controller) RestoreState(b []byte) error {
 	if s.V != ctlStateVersion {
 		return fmt.Errorf("%w: version %d", errControllerState, s.V)
 	}
-	if !(s.Limit > 0) || math.IsInf(s.Limit, 0) || s.SinceDecrease < 0 || s.SinceSettled < -1 || s.BaseP95 < 0 {
+	if !(s.Limit > 0) || math.IsInf(s.Limit, 0) || s.SinceDecrease < 0 || s.SinceSettled < -1 || s.BaseP95 < 0 ||
+		(s.Tokens != nil && (!(*s.Tokens >= 0) || math.IsInf(*s.Tokens, 0) || s.Refilled <= 0)) {
 		return fmt.Errorf("%w: out of range", errControllerState)
 	}
 	var hist ctlLog
@@ -423,6 +493,10 @@ func (c *Controller) RestoreState(b []byte) error {
 		c.started = time.Unix(0, s.Started)
 	}
 	c.hist = hist
+	c.tokens, c.refilled = -1, time.Time{}
+	if s.Tokens != nil {
+		c.tokens, c.refilled = *s.Tokens, time.Unix(0, s.Refilled)
+	}
 	return nil
 }
 

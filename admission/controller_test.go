@@ -204,11 +204,23 @@ func TestControllerMaxNewPerMinute(t *testing.T) {
 		for s.tick < 600 {
 			s.step()
 		}
-		perTick := 2 * int(math.Ceil(float64(perMin)/60))
+		// The bucket's burst (5 s of the pace) at most in a tick, and
+		// after the first minute the even pace: 5 s never admit more
+		// than 5 s of the cap and the burst.
+		burst := max(1, int(float64(perMin)*5/60))
 		sum := 0
 		for i, n := range s.admitted {
-			if n > perTick {
-				t.Fatalf("cap %d: tick %d admitted %d, more than %d", perMin, i, n, perTick)
+			if n > burst {
+				t.Fatalf("cap %d: tick %d admitted %d, above the burst %d", perMin, i, n, burst)
+			}
+			if i >= 65 {
+				five := 0
+				for _, k := range s.admitted[i-4 : i+1] {
+					five += k
+				}
+				if float64(five) > math.Ceil(float64(perMin)*5/60)+float64(burst) {
+					t.Fatalf("cap %d: %d admitted in the 5 s up to tick %d", perMin, five, i)
+				}
 			}
 			sum += n
 			if i >= 60 {
@@ -453,5 +465,94 @@ func BenchmarkControllerStep(b *testing.B) {
 		in.Now = at(i)
 		in.Active = int(c.limit) - 10
 		c.Step(in)
+	}
+}
+
+// TestControllerIdleSiteAdmitsAtOnce: max_new_per_minute is a ceiling,
+// not a reason to wait. A room nobody waits in spends none of it, so the
+// first visitor after a long idle spell is let in at the very next tick,
+// and so are the first of a small crowd (the bucket's burst), the rest
+// at the even pace.
+func TestControllerIdleSiteAdmitsAtOnce(t *testing.T) {
+	for _, perMin := range []int{1, 10, 60, 600} {
+		c := NewController(ControllerConfig{}, 1.5)
+		caps := Caps{MaxNewPerMinute: perMin}
+		tick := 0
+		step := func(waiting int) ControllerOutput {
+			out := c.Step(ControllerInput{Now: at(tick), Measurements: healthy(0), Caps: caps,
+				Waiting: waiting, WaitingKnown: true})
+			tick++
+			return out
+		}
+		for range 300 {
+			if out := step(0); out.Admit != 0 {
+				t.Fatalf("cap %d: admitted %d with nobody waiting", perMin, out.Admit)
+			}
+		}
+		if out := step(1); out.Admit != 1 {
+			t.Fatalf("cap %d: a lone visitor on an idle site: admit %d at the first tick", perMin, out.Admit)
+		}
+		burst := max(1, perMin*5/60)
+		out := step(1000)
+		// The limit has drifted down to min_active (10) while idle.
+		if out.Admit < min(burst, DefaultMinActive)-1 || out.Admit > burst {
+			t.Fatalf("cap %d: a crowd on an idle site: admit %d at the first tick, want up to the burst %d", perMin, out.Admit, burst)
+		}
+	}
+}
+
+// TestControllerSlots: with PassThrough the room under the limit is
+// offered as slots, which are charged to the bucket and count as usage
+// once taken; with anyone waiting, the queue gets the room instead.
+func TestControllerSlots(t *testing.T) {
+	c := NewController(ControllerConfig{InitialActive: 40}, 1.5)
+	caps := Caps{MaxNewPerMinute: 600} // burst 50, 10 a second
+	out := c.Step(ControllerInput{Now: at(0), Caps: caps, WaitingKnown: true, PassThrough: true})
+	if out.Slots != 40 || out.Admit != 0 {
+		t.Fatalf("first tick: %+v, want 40 slots (the limit)", out)
+	}
+	// All taken: they are usage now (not yet measured as active), and
+	// the bucket is charged.
+	out = c.Step(ControllerInput{Now: at(1), Caps: caps, WaitingKnown: true, PassThrough: true, Taken: 40})
+	if out.Slots != 0 {
+		t.Fatalf("after the limit's worth passed: %d slots", out.Slots)
+	}
+	// Measured active; the limit grows while in use; the bucket paces.
+	for i := 2; i < 20; i++ {
+		out = c.Step(ControllerInput{Now: at(i), Measurements: Measurements{RequestRate: 10, LatencyP95: 50 * time.Millisecond, Active: 40},
+			Caps: caps, WaitingKnown: true, PassThrough: true, Taken: out.Slots})
+		if out.Slots > 11 {
+			t.Fatalf("tick %d: %d slots, above the bucket's pace", i, out.Slots)
+		}
+	}
+	// Somebody queued: no slots, the queue gets the room.
+	out = c.Step(ControllerInput{Now: at(20), Measurements: healthy(40), Caps: caps, Waiting: 3, WaitingKnown: true})
+	if out.Slots != 0 || out.Admit > 3 {
+		t.Fatalf("with 3 queued: %+v", out)
+	}
+	// Unhealthy: the limit falls below the active visitors, no slots.
+	out = c.Step(ControllerInput{Now: at(21), Measurements: Measurements{RequestRate: 10, LatencyP95: 5 * time.Second, Active: 60},
+		Caps: caps, WaitingKnown: true, PassThrough: true})
+	if out.Slots != 0 || out.Limit >= 60 {
+		t.Fatalf("origin slow: %+v", out)
+	}
+}
+
+// TestControllerBucketSurvivesRestore: a new leader keeps the bucket.
+func TestControllerBucketSurvivesRestore(t *testing.T) {
+	caps := Caps{MaxNewPerMinute: 60} // burst 5
+	c := NewController(ControllerConfig{}, 1.5)
+	if out := c.Step(ControllerInput{Now: at(0), Caps: caps, Waiting: 100, WaitingKnown: true}); out.Admit != 5 {
+		t.Fatalf("admit %d, want the burst of 5", out.Admit)
+	}
+	d := NewController(ControllerConfig{}, 1.5)
+	if err := d.RestoreState(c.MarshalState()); err != nil {
+		t.Fatal(err)
+	}
+	if out := d.Step(ControllerInput{Now: at(1), Measurements: healthy(5), Caps: caps, Waiting: 100, WaitingKnown: true}); out.Admit > 1 {
+		t.Fatalf("restored controller admitted %d a second after its burst", out.Admit)
+	}
+	if err := d.RestoreState([]byte(`{"v":1,"limit":50,"since_decrease":0,"since_settled":-1,"tokens":-3,"refilled":5}`)); err == nil {
+		t.Fatal("negative tokens restored")
 	}
 }

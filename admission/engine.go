@@ -66,6 +66,14 @@ const (
 	ticketLifetime = 48 * time.Hour
 )
 
+// OpenEpoch anchors the tranches of an event open from the start (no
+// on_sale_at): a fixed instant, so that every replica numbers tranches
+// alike, recent enough that tranche numbers stay short in URLs. Such an event looks for undrawn tranches only from a little
+// before the engine started (see event.floor): their visitors' tickets
+// outlive a restart, and rejoin the current tranche if theirs was never
+// drawn.
+var OpenEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // New starts an engine for the given events.
 func New(opts Options, events ...EventConfig) (*Engine, error) {
 	if opts.Store == nil {
@@ -108,7 +116,19 @@ func normalize(cfg EventConfig) (EventConfig, error) {
 	if cfg.ID == "" {
 		return cfg, errors.New("admission: an event needs an id")
 	}
-	if cfg.OnSaleAt.IsZero() || cfg.QueueOpensAt.After(cfg.OnSaleAt) {
+	if cfg.Mode == "" {
+		cfg.Mode = ModeAlways
+	}
+	if !cfg.Mode.Valid() {
+		return cfg, fmt.Errorf("admission: event %s: unknown mode %q", cfg.ID, cfg.Mode)
+	}
+	if cfg.OnSaleAt.IsZero() {
+		if cfg.Mode == ModeScheduled || !cfg.QueueOpensAt.IsZero() {
+			return cfg, fmt.Errorf("admission: event %s: a scheduled event, or one whose queue opens at a time, needs on_sale_at", cfg.ID)
+		}
+		cfg.OnSaleAt, cfg.QueueOpensAt, cfg.openFromStart = OpenEpoch, OpenEpoch, true
+	}
+	if cfg.QueueOpensAt.After(cfg.OnSaleAt) {
 		return cfg, fmt.Errorf("admission: event %s: queue_opens_at must not be after on_sale_at", cfg.ID)
 	}
 	if !cfg.ClosesAt.IsZero() && !cfg.ClosesAt.After(cfg.OnSaleAt) {
@@ -178,6 +198,18 @@ type event struct {
 	pending  map[VisitorID]VisitorBar
 	npending atomic.Int32
 
+	// floor is the first tranche the draws and the member counts look
+	// at: 0, or for an event open from the start, a little before the
+	// engine started (tranche numbers count from OpenEpoch).
+	floor int
+	// gate is what the proxy's gate reads without a lock (see Gate).
+	gate Gate
+	// slots is this replica's view of the pass-through slots (see
+	// enter.go).
+	slots slotCache
+	// passed counts the visitors let straight through on this replica.
+	passed atomic.Int64
+
 	tickMu   sync.Mutex // serialises ticks; guards what follows
 	ctrl     *Controller
 	restored bool
@@ -198,6 +230,7 @@ type lane struct {
 	serving atomic.Uint64
 	last    atomic.Uint64 // the highest number drawn
 	drawnTo atomic.Int64  // the highest tranche with a known draw record, -1: none
+	seeded  atomic.Int64  // open from the start: the highest tranche this replica saw seeded at a join
 	rates   atomic.Pointer[[3]float64]
 
 	mu       sync.RWMutex
@@ -205,6 +238,7 @@ type lane struct {
 	reach    []reached // when the serving counter passed each value (ascending)
 	drawList []Draw    // draws in number order
 	undrawn  map[int]int
+	nundrawn atomic.Int64 // the sum of undrawn, read without the lock
 
 	live    *liveness
 	claimed *bitset // claimed as seen by this replica
@@ -242,13 +276,18 @@ type offer struct {
 
 func newEvent(e *Engine, cfg EventConfig) *event {
 	ev := &event{e: e, cfg: cfg, byName: map[string]*lane{}}
-	ev.control.Store(&Control{})
+	liveOrigin := cfg.QueueOpensAt
+	if cfg.openFromStart {
+		since := e.clock().Add(-rejoinAfter - 2*cfg.Tranche)
+		ev.floor, liveOrigin = max(0, trancheAt(&cfg, since)), since
+	}
+	ev.setControl(&Control{})
 	ev.revoked.Store(&map[string]time.Time{})
 	ev.bars.Store(&map[VisitorID]VisitorBar{})
 	ev.pending = map[VisitorID]VisitorBar{}
 	for _, lc := range cfg.Lanes {
 		l := &lane{cfg: lc, event: ev, draws: map[int]*drawnTranche{}, undrawn: map[int]int{},
-			live: newLiveness(cfg.QueueOpensAt), claimed: newBitset(), skipped: newBitset(),
+			live: newLiveness(liveOrigin), claimed: newBitset(), skipped: newBitset(),
 			late: map[uint64]time.Time{}, lateOK: map[uint64]time.Time{},
 			est: NewRateEstimator(DefaultRateWindow)}
 		l.drawnTo.Store(-1)
@@ -259,6 +298,10 @@ func newEvent(e *Engine, cfg EventConfig) *event {
 	}
 	ev.ctrl = NewController(cfg.Controller, cfg.VisitorsPerSeat)
 	ev.figures.Store(&Figures{Event: cfg.ID, Lanes: map[string]LaneFigures{}})
+	for _, l := range ev.lanes {
+		lo, mid, hi := l.priorRates(0) // ETAs from the first second
+		l.rates.Store(&[3]float64{lo, mid, hi})
+	}
 	return ev
 }
 
@@ -282,10 +325,28 @@ func (ev *event) state(t time.Time) State {
 		return StateScheduled
 	case t.Before(ev.cfg.OnSaleAt):
 		return StatePrequeue
+	case c.Maintenance:
+		return StateMaintenance
 	case c.Paused:
 		return StatePaused
+	case c.Passthrough:
+		return StatePassthrough
 	}
 	return StateSelling
+}
+
+// mode is the mode in force: the operator's, else the configured one.
+func (ev *event) mode() Mode {
+	if m := ev.control.Load().Mode; m.Valid() {
+		return m
+	}
+	return ev.cfg.Mode
+}
+
+// setControl installs an operator's control on this replica.
+func (ev *event) setControl(c *Control) {
+	ev.control.Store(c)
+	ev.gate.update(c, ev.cfg.Mode)
 }
 
 // caps are the configured caps unless an operator replaced them.

@@ -52,6 +52,84 @@ const (
 	etaMaxSeconds = 30 * 24 * 3600
 )
 
+// The prior: before the admission rate is measured (the first minutes of
+// a sale, see RateEstimator.Rates), ETAs come from the rate the operator
+// expects (ControllerConfig.ExpectedRate); without one, from the mean
+// pace of the lane's serving counter since admission started (once it
+// spans priorMinSpan; the opening surge makes it optimistic, which the
+// wide range covers) or, while the counter has not moved (threshold
+// mode's first queue), the admissions of the last minute, pass-through
+// included; before that, from the controller's limit over the
+// session duration (each admitted visitor holding their place in the
+// limit for a whole session: the slowest pace the limit allows). Each is
+// bounded by max_new_per_minute. Its range is wider than a measured
+// one's: the conservative rate is priorLowShare of it, the optimistic
+// one priorHighShare times it.
+const (
+	priorLowShare  = 0.5
+	priorHighShare = 2.0
+	priorMinSpan   = 10 * time.Second
+)
+
+// priorRates are the lane's rates before any are measured (see above);
+// observed is the lane's mean pace so far (0: none yet).
+func (l *lane) priorRates(observed float64) (lo, mid, hi float64) {
+	ev := l.event
+	mid = ev.cfg.Controller.ExpectedRate / 60
+	if !(mid > 0) && observed > 0 {
+		mid = observed
+	} else {
+		if !(mid > 0) {
+			limit := float64(ev.figures.Load().Limit)
+			if limit <= 0 {
+				limit = float64(ev.ctrl.cfg.InitialActive)
+			}
+			mid = limit / ev.cfg.SessionDuration.Seconds()
+		}
+		mid *= l.shareOfAdmissions()
+	}
+	if mn := ev.caps().MaxNewPerMinute; mn > 0 {
+		mid = min(mid, float64(mn)/60)
+	}
+	if !(mid > 0) || math.IsInf(mid, 0) {
+		return 0, 0, 0
+	}
+	return mid * priorLowShare, mid, mid * priorHighShare
+}
+
+// shareOfAdmissions is the lane's share of the event's admissions when
+// every lane has visitors waiting: all of them for a priority lane (it is
+// served first), its share among the others for the rest.
+func (l *lane) shareOfAdmissions() float64 {
+	if l.cfg.Priority {
+		return 1
+	}
+	total := 0.0
+	for _, o := range l.event.lanes {
+		if !o.cfg.Priority {
+			total += o.cfg.Share
+		}
+	}
+	if !(total > 0) {
+		return 1
+	}
+	return l.cfg.Share / total
+}
+
+// Mean is the mean rate of advance over the whole history kept (counter
+// steps per second), or 0 while it spans less than min.
+func (r *RateEstimator) Mean(min time.Duration) float64 {
+	n := r.samples.len()
+	if n < 2 {
+		return 0
+	}
+	first, last := r.samples.at(0), r.samples.at(n-1)
+	if last.at-first.at < int64(min) || last.cum <= first.cum {
+		return 0
+	}
+	return float64(last.cum-first.cum) / rateSeconds(last.at-first.at)
+}
+
 // ETA is an estimate of how long until a visitor is admitted, in seconds,
 // coarse-grained: 15 s steps under 2 minutes, 1 minute steps under 15
 // minutes, 5 minute steps beyond. Low ≤ Seconds ≤ High; all three are -1

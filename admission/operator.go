@@ -126,10 +126,13 @@ func (e *Engine) SetControl(ctx context.Context, id string, c Control) error {
 	if err != nil {
 		return err
 	}
+	if c.Mode != "" && !c.Mode.Valid() {
+		return fmt.Errorf("%w: unknown mode %q", ErrBadControl, c.Mode)
+	}
 	if err := e.opts.Store.SetControl(ctx, id, c); err != nil {
 		return fmt.Errorf("%w: %v", ErrStoreDown, err)
 	}
-	ev.control.Store(&c)
+	ev.setControl(&c)
 	return nil
 }
 
@@ -151,10 +154,13 @@ func (e *Engine) UpdateControl(ctx context.Context, id string, fn func(c *Contro
 		c.Caps = &caps
 	}
 	fn(&c)
+	if c.Mode != "" && !c.Mode.Valid() {
+		return Control{}, fmt.Errorf("%w: unknown mode %q", ErrBadControl, c.Mode)
+	}
 	if err := e.opts.Store.SetControl(ctx, id, c); err != nil {
 		return Control{}, fmt.Errorf("%w: %v", ErrStoreDown, err)
 	}
-	ev.control.Store(&c)
+	ev.setControl(&c)
 	return c, nil
 }
 
@@ -165,6 +171,37 @@ func (e *Engine) Control(id string) (Control, error) {
 		return Control{}, err
 	}
 	return *ev.control.Load(), nil
+}
+
+// State returns an event's state now, as this replica's control says
+// (an operator's change made here shows at once; Figures' state is as of
+// the last tick). It is "" for an unknown event.
+func (e *Engine) State(id string) State {
+	ev, err := e.event(id)
+	if err != nil {
+		return ""
+	}
+	return ev.state(e.clock())
+}
+
+// Mode returns the mode in force for an event: the operator's, else the
+// configured one ("" for an unknown event).
+func (e *Engine) Mode(id string) Mode {
+	ev, err := e.event(id)
+	if err != nil {
+		return ""
+	}
+	return ev.mode()
+}
+
+// Queueing reports whether visitors without a pass go to the waiting room
+// now (see Figures.Queueing).
+func (e *Engine) Queueing(id string) bool {
+	ev, err := e.event(id)
+	if err != nil {
+		return true
+	}
+	return ev.queueing(ev.state(e.clock()))
 }
 
 // Config returns an event's configuration, defaults filled in.

@@ -17,8 +17,19 @@ type Figures struct {
 	Admitted1m int
 	NoShowRate float64
 	Pending    int
-	Last       Measurements
-	Lanes      map[string]LaneFigures
+	// Mode is the mode in force (the operator's or the configured one).
+	Mode Mode
+	// Queueing tells whether visitors without a pass go to the room;
+	// false while they may pass straight through (threshold mode while
+	// selling with nobody queued, or the passthrough state). Slots is
+	// the pass-through grant of the leader's last tick.
+	Queueing bool
+	Slots    int
+	// PassedThrough counts the visitors let straight through on this
+	// replica since it started.
+	PassedThrough int64
+	Last          Measurements
+	Lanes         map[string]LaneFigures
 }
 
 // LaneFigures are one lane's live figures.
@@ -44,8 +55,24 @@ func (ev *event) regulate(ctx context.Context, now time.Time) error {
 		ev.restored = true
 	}
 	st := ev.state(now)
+	if st == StatePassthrough {
+		return ev.letThrough(ctx, now)
+	}
+	threshold := ev.mode() == ModeThreshold
 	if st != StateSelling {
+		if threshold {
+			_, err := ev.closeGrant(ctx) // nobody passes while not selling
+			return err
+		}
 		return nil
+	}
+	taken := 0
+	if threshold {
+		n, err := ev.closeGrant(ctx)
+		if err != nil {
+			return err
+		}
+		taken = n
 	}
 	var m Measurements
 	if ev.e.opts.Meter != nil {
@@ -65,10 +92,20 @@ func (ev *event) regulate(ctx context.Context, now time.Time) error {
 	for _, a := range ev.admits {
 		last += a.n
 	}
+	waiting := 0
+	for _, l := range ev.lanes {
+		waiting += int(l.last.Load() - min(l.last.Load(), l.serving.Load()))
+	}
+	queued := ev.queued()
 	out := ev.ctrl.Step(ControllerInput{Now: now, Measurements: m, Pending: pending, NoShowRate: rate,
-		Remaining: remaining, RemainingKnown: known, Caps: ev.caps(), AdmittedLastMinute: last})
+		Remaining: remaining, RemainingKnown: known, Caps: ev.caps(), AdmittedLastMinute: last,
+		Waiting: waiting, WaitingKnown: true, PassThrough: threshold && !queued, Taken: taken})
+	if taken > 0 {
+		ev.admits = append(ev.admits, admitted{at: now, n: taken})
+	}
 	f := *ev.figures.Load()
-	f.Limit, f.NoShowRate, f.Pending, f.Last, f.Admitted1m = out.Limit, rate, pending, m, last
+	f.Limit, f.NoShowRate, f.Pending, f.Last, f.Admitted1m = out.Limit, rate, pending, m, last+taken
+	f.Slots = out.Slots
 	ev.figures.Store(&f)
 	if out.SoldOut {
 		c := *ev.control.Load()
@@ -77,7 +114,7 @@ func (ev *event) regulate(ctx context.Context, now time.Time) error {
 			if err := s.SetControl(ctx, id, c); err != nil {
 				return err
 			}
-			ev.control.Store(&c)
+			ev.setControl(&c)
 		}
 		return nil
 	}
@@ -96,7 +133,36 @@ func (ev *event) regulate(ctx context.Context, now time.Time) error {
 			ev.admits = append(ev.admits, admitted{at: now, n: let})
 		}
 	}
+	if out.Slots > 0 {
+		if err := ev.regrant(ctx, out.Slots); err != nil {
+			return err
+		}
+	}
 	return s.SaveController(ctx, id, ev.ctrl.MarshalState())
+}
+
+// letThrough runs a tick of the passthrough state: everyone queued is
+// reached at once (the serving counters go to the last number drawn),
+// and the controller does not run; visitors without a pass go straight
+// through at the gate (Enter).
+func (ev *event) letThrough(ctx context.Context, now time.Time) error {
+	for _, l := range ev.lanes {
+		last := l.last.Load()
+		if last <= l.serving.Load() {
+			continue
+		}
+		v, err := ev.e.opts.Store.Advance(ctx, ev.cfg.ID, l.cfg.Name, last)
+		if err != nil {
+			return err
+		}
+		// No offer is recorded: those let through here say nothing of
+		// the no-show rate once the queue admits at its pace again.
+		l.bump(v, now)
+	}
+	f := *ev.figures.Load()
+	f.Slots = 0
+	ev.figures.Store(&f)
+	return nil
 }
 
 // split shares n admissions between the lanes that have visitors waiting:
@@ -278,6 +344,9 @@ func (ev *event) releaseLate(now time.Time) {
 func (ev *event) publishFigures(now time.Time) {
 	f := *ev.figures.Load()
 	f.State, f.Leader = ev.state(now), ev.leader.Load()
+	f.PassedThrough = ev.passed.Load()
+	f.Mode = ev.mode()
+	f.Queueing = ev.queueing(f.State)
 	f.Lanes = make(map[string]LaneFigures, len(ev.lanes))
 	for _, l := range ev.lanes {
 		r := l.rates.Load()
@@ -292,6 +361,12 @@ func (ev *event) publishFigures(now time.Time) {
 			Undrawn: undrawn, RateLow: r[0], RateMid: r[1], RateHigh: r[2]}
 	}
 	ev.figures.Store(&f)
+}
+
+// queueing reports whether visitors without a pass go to the room in
+// state st.
+func (ev *event) queueing(st State) bool {
+	return !(st == StatePassthrough || (ev.mode() == ModeThreshold && st == StateSelling && !ev.queued()))
 }
 
 // Figures returns an event's live figures (as of its last tick).

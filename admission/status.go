@@ -71,6 +71,11 @@ func (e *Engine) status(ctx context.Context, ev *event, t Ticket, now time.Time)
 		res.Status.Kind, res.Status.Reason, res.Status.Refresh = StatusClosed, string(b.Reason), time.Minute
 		return res, nil
 	}
+	if st == StatePassthrough {
+		if r, ok := ev.letIn(l, res, now); ok {
+			return r, nil
+		}
+	}
 	if t.Number == 0 {
 		n, renewed, err := ev.number(ctx, l, &res.Ticket, now)
 		if err != nil {
@@ -91,8 +96,11 @@ func (e *Engine) status(ctx context.Context, ev *event, t Ticket, now time.Time)
 			return res, nil
 		}
 		res.Status.Kind = StatusWaiting
-		if st == StatePaused {
+		switch st {
+		case StatePaused:
 			res.Status.Kind = StatusPaused
+		case StateMaintenance:
+			res.Status.Kind, res.Status.Reason = StatusPaused, string(StateMaintenance)
 		}
 		// Ahead of n are the numbers not yet reached before it:
 		// serving+1 … n-1. The next in line has nobody ahead (0).
@@ -262,6 +270,20 @@ func (ev *event) admit(ctx context.Context, l *lane, res StatusResult, now time.
 		// not start a new one (MaxSession counts from here).
 		AdmittedAt: minTime(anchor, now).Truncate(time.Second)}
 	return res, nil
+}
+
+// letIn admits a visitor in the passthrough state, whatever their place:
+// a pass for a session now, the place (if drawn) kept in the ticket for
+// when the room queues again. Shadow visitors are not let in (ok false).
+func (ev *event) letIn(l *lane, res StatusResult, now time.Time) (StatusResult, bool) {
+	if ev.shadowed(&res.Ticket.Visitor) {
+		return res, false
+	}
+	res.Status.Kind, res.Status.Position, res.Status.ETA, res.Status.Refresh = StatusAdmitted, 0, ETA{}, time.Second
+	res.Pass = &Pass{ID: NewPassIDFor(res.Ticket.Visitor), Event: ev.cfg.ID, Visitor: res.Ticket.Visitor,
+		Lane: l.cfg.Name, Number: res.Ticket.Number, Binding: res.Ticket.Binding, IssuedAt: now,
+		ExpiresAt: now.Add(ev.cfg.SessionDuration), AdmittedAt: now.Truncate(time.Second)}
+	return res, true
 }
 
 func minTime(a, b time.Time) time.Time {

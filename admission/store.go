@@ -146,6 +146,15 @@ type Store interface {
 	SaveController(ctx context.Context, event string, state []byte) error
 	LoadController(ctx context.Context, event string) ([]byte, error)
 
+	// GrantSlots replaces what is left of the event's pass-through slots
+	// (threshold mode) with n, valid for ttl, and returns how many slots
+	// were taken since the previous grant. TakeSlot takes one slot,
+	// reporting whether one was left: each slot goes to exactly one
+	// caller, on whichever replica. A grant whose ttl is over has none
+	// left. Neither is durable: after a crash the leader grants afresh.
+	GrantSlots(ctx context.Context, event string, n int, ttl time.Duration) (taken int, err error)
+	TakeSlot(ctx context.Context, event string) (bool, error)
+
 	// Lease makes holder the event's leader for ttl, or renews its lease,
 	// and reports whether holder is the leader now. The leader runs draws
 	// and the controller; the others follow. An embedded store has one

@@ -46,7 +46,7 @@ func (ev *event) tick(ctx context.Context, now time.Time) error {
 	s := ev.e.opts.Store
 	id := ev.cfg.ID
 	if c, err := s.Control(ctx, id); err == nil {
-		ev.control.Store(&c)
+		ev.setControl(&c)
 	}
 	if rv, err := s.Revocations(ctx, id); err == nil {
 		ev.revoked.Store(&rv)
@@ -84,14 +84,19 @@ func (ev *event) seedAndDraw(ctx context.Context, now time.Time) error {
 	var errs []error
 	for _, l := range ev.lanes {
 		// Seeds exist from the moment a tranche (and the next one) opens,
-		// so that their commitments are published before they close.
-		for _, tr := range []int{cur, cur + 1} {
-			if _, err := ev.seed(ctx, l, tr); err != nil {
-				errs = append(errs, err)
+		// so that their commitments are published before they close. An
+		// event open from the start has no end of tranches: while its
+		// queue is empty a tranche is seeded by its first join instead
+		// (see place), so an idle room stores no seeds.
+		if !ev.cfg.openFromStart || ev.queued() {
+			for _, tr := range []int{cur, cur + 1} {
+				if _, err := ev.seed(ctx, l, tr); err != nil {
+					errs = append(errs, err)
+				}
 			}
 		}
 		// Draw every closed tranche after the last drawn or empty one.
-		for tr := max(l.scanned, int(l.drawnTo.Load())) + 1; tr < cur; tr++ {
+		for tr := max(l.scanned, int(l.drawnTo.Load()), ev.floor-1) + 1; tr < cur; tr++ {
 			if now.Before(trancheCloses(&ev.cfg, tr).Add(joinMargin)) {
 				break
 			}
@@ -139,6 +144,9 @@ func (l *lane) install(d Draw, ordered []VisitorID) {
 	l.mu.Lock()
 	l.draws[d.Tranche] = &drawnTranche{draw: d, ordered: ordered}
 	l.drawList = append(l.drawList, d)
+	if n, ok := l.undrawn[d.Tranche]; ok {
+		l.nundrawn.Add(-int64(n))
+	}
 	delete(l.undrawn, d.Tranche)
 	l.mu.Unlock()
 	if d.Next()-1 > l.last.Load() {
@@ -174,10 +182,17 @@ func (ev *event) follow(ctx context.Context, now time.Time) error {
 			}
 			l.install(d, ordered)
 		}
-		// Member counts of the tranches waiting for their draw (for ETAs).
+		// Member counts of the tranches waiting for their draw (for ETAs
+		// and threshold mode's "anyone queued?"). A tranche closed more
+		// than rejoinAfter ago without a draw is not counted: its
+		// visitors join the current one when they next poll. Without
+		// this bound an event whose queue stays empty (threshold mode,
+		// for days) would count every tranche since its last draw at
+		// every tick.
 		cur := trancheAt(&ev.cfg, now)
+		from := max(int(l.drawnTo.Load()), ev.floor-1, trancheAt(&ev.cfg, now.Add(-rejoinAfter))-1) + 1
 		counts := map[int]int{}
-		for tr := int(l.drawnTo.Load()) + 1; tr <= cur && !now.Before(ev.cfg.QueueOpensAt); tr++ {
+		for tr := from; tr <= cur && !now.Before(ev.cfg.QueueOpensAt); tr++ {
 			n, err := s.MemberCount(ctx, id, l.cfg.Name, tr)
 			if err != nil {
 				errs = append(errs, err)
@@ -187,9 +202,14 @@ func (ev *event) follow(ctx context.Context, now time.Time) error {
 				counts[tr] = n
 			}
 		}
+		total := 0
+		for _, n := range counts {
+			total += n
+		}
 		l.mu.Lock()
 		l.undrawn = counts
 		l.mu.Unlock()
+		l.nundrawn.Store(int64(total))
 	}
 	serving, err := s.Serving(ctx, id)
 	if err != nil {
@@ -198,7 +218,7 @@ func (ev *event) follow(ctx context.Context, now time.Time) error {
 	// The estimator only sees selling time: a pause would drag the rate
 	// (and so every ETA) down with zeros that say nothing about the pace
 	// after it.
-	selling := ev.state(now) == StateSelling
+	selling := ev.state(now).admitting()
 	for _, l := range ev.lanes {
 		l.observe(serving[l.cfg.Name], now, selling)
 	}
@@ -209,19 +229,31 @@ func (ev *event) follow(ctx context.Context, now time.Time) error {
 // estimator while the event is selling.
 func (l *lane) observe(v uint64, now time.Time, selling bool) {
 	l.bump(v, now)
-	if !selling {
-		return
+	var lo, mid, hi float64
+	if selling {
+		if !l.estReady {
+			l.estSeen, l.estReady = v, true // what came before is history
+		}
+		advanced := uint64(0)
+		if v > l.estSeen {
+			advanced = v - l.estSeen
+			l.estSeen = v
+		}
+		l.est.Observe(now, advanced)
+		lo, mid, hi = l.est.Rates()
 	}
-	if !l.estReady {
-		l.estSeen, l.estReady = v, true // what came before is history
+	if !(mid > 0) {
+		observed := 0.0
+		if selling {
+			observed = l.est.Mean(priorMinSpan)
+			if !(observed > 0) {
+				// No queue has moved yet (threshold mode): the pace of
+				// the last minute's admissions, pass-through included.
+				observed = float64(l.event.figures.Load().Admitted1m) / 60 * l.shareOfAdmissions()
+			}
+		}
+		lo, mid, hi = l.priorRates(observed)
 	}
-	advanced := uint64(0)
-	if v > l.estSeen {
-		advanced = v - l.estSeen
-		l.estSeen = v
-	}
-	l.est.Observe(now, advanced)
-	lo, mid, hi := l.est.Rates()
 	l.rates.Store(&[3]float64{lo, mid, hi})
 }
 

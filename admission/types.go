@@ -39,7 +39,9 @@ func ParseVisitorID(s string) (VisitorID, error) {
 type State string
 
 // Event states. Paused is set by an operator and stops admissions (and
-// nothing else); closed and sold_out are final for the queue.
+// nothing else); maintenance stops admissions too and shows every gated
+// request the maintenance page; passthrough lets everyone straight in;
+// closed and sold_out are final for the queue.
 const (
 	StateScheduled State = "scheduled" // before queue_opens_at
 	StatePrequeue  State = "prequeue"  // queue open, before on_sale_at
@@ -47,7 +49,40 @@ const (
 	StateSoldOut   State = "sold_out"  // the linked inventory has nothing left
 	StateClosed    State = "closed"    // after closes_at, or closed by an operator
 	StatePaused    State = "paused"    // an operator stopped admissions for now
+	// StateMaintenance: an operator took the site down for maintenance:
+	// gated requests get the maintenance page (503), nobody is admitted,
+	// queued visitors keep their places.
+	StateMaintenance State = "maintenance"
+	// StatePassthrough: an operator opened the gate: every visitor goes
+	// straight through, and those queued are let in at once.
+	StatePassthrough State = "passthrough"
 )
+
+// admitting reports whether the state lets visitors in.
+func (s State) admitting() bool { return s == StateSelling || s == StatePassthrough }
+
+// Mode is how an event's room admits (see the Mode constants).
+type Mode string
+
+// Modes of an event.
+const (
+	// ModeAlways queues everyone: every visitor joins the queue and is
+	// admitted in drawn order (today's behaviour; a pre-queue when the
+	// queue opens before the on-sale).
+	ModeAlways Mode = "always"
+	// ModeThreshold lets visitors without a pass straight through while
+	// the origin is healthy, the active visitors are below the
+	// controller's limit and the caps, and nobody is queued; once a
+	// limit is crossed new visitors queue, and the room drains back to
+	// pass-through when the queue is empty, without reordering anyone.
+	ModeThreshold Mode = "threshold"
+	// ModeScheduled is a pre-queue drawn at the on-sale (which must be
+	// set), then queueing as ModeAlways.
+	ModeScheduled Mode = "scheduled"
+)
+
+// Valid reports whether m is one of the modes ("" is not).
+func (m Mode) Valid() bool { return m == ModeAlways || m == ModeThreshold || m == ModeScheduled }
 
 // StatusKind is what a visitor's status call says.
 type StatusKind string
@@ -86,9 +121,14 @@ const (
 // the engine does not change it (operators change Control instead).
 type EventConfig struct {
 	ID string
+	// Mode is how the room admits (default ModeAlways).
+	Mode Mode
 	// QueueOpensAt is when visitors may join; OnSaleAt when the pre-queue
 	// is drawn and admission starts; ClosesAt (zero: never) when the queue
-	// closes.
+	// closes. A zero OnSaleAt (not allowed in ModeScheduled, and then
+	// QueueOpensAt must be zero too) means open from the start: the
+	// engine anchors the tranches at OpenEpoch, the same on every
+	// replica, and nobody is pre-queued.
 	QueueOpensAt, OnSaleAt, ClosesAt time.Time
 	// Tranche is how long the arrivals grouped into one draw span after
 	// the on-sale (default 5 s).
@@ -123,7 +163,14 @@ type EventConfig struct {
 	InventoryEvent string
 	// Controller tunes admission sized by measured origin throughput.
 	Controller ControllerConfig
+
+	// openFromStart is set by the engine when OnSaleAt was zero.
+	openFromStart bool
 }
+
+// OpenFromStart reports whether the event is open from the start (it was
+// configured without OnSaleAt; see EventConfig).
+func (c *EventConfig) OpenFromStart() bool { return c.openFromStart }
 
 // LaneConfig is a queue within an event with its own numbers and its own
 // share of each tick's admissions.
@@ -179,6 +226,11 @@ type ControllerConfig struct {
 	Increase int
 	// Decrease is the multiplicative factor when it is not (default 0.7).
 	Decrease float64
+	// ExpectedRate is how many visitors a minute the operator expects
+	// the origin to take (0: unknown). Before the admission rate is
+	// measured, ETAs are estimated from it (or, without it, from the
+	// limit over the session duration) and shown as a wider range.
+	ExpectedRate float64
 }
 
 // Control is what an operator may change at run time.
@@ -186,6 +238,13 @@ type Control struct {
 	Paused  bool `json:"paused,omitempty"`
 	Closed  bool `json:"closed,omitempty"`
 	SoldOut bool `json:"sold_out,omitempty"`
+	// Maintenance shows gated requests the maintenance page and stops
+	// admission (see StateMaintenance).
+	Maintenance bool `json:"maintenance,omitempty"`
+	// Passthrough lets everyone straight through (see StatePassthrough).
+	Passthrough bool `json:"passthrough,omitempty"`
+	// Mode, when set, replaces the configured mode.
+	Mode Mode `json:"mode,omitempty"`
 	// Caps, when set, replace the configured caps.
 	Caps *Caps `json:"caps,omitempty"`
 }
@@ -235,4 +294,5 @@ var (
 	ErrNotInTranche  = errors.New("admission: visitor not found in its tranche")
 	ErrNotLeader     = errors.New("admission: this replica does not hold the event's lease")
 	ErrBadCredential = errors.New("admission: malformed credential")
+	ErrBadControl    = errors.New("admission: invalid operator control")
 )

@@ -45,6 +45,12 @@ const maxAdminBody = 64 << 10
 //	POST   /admin/v1/events/{id}/reopen
 //	POST   /admin/v1/events/{id}/sold-out     tell the queue nothing is left
 //	POST   /admin/v1/events/{id}/on-sale      undo sold-out
+//	POST   /admin/v1/events/{id}/maintenance  the maintenance page (503) for gated paths; admission stops
+//	POST   /admin/v1/events/{id}/end-maintenance
+//	POST   /admin/v1/events/{id}/passthrough  everyone straight through; those queued are let in
+//	POST   /admin/v1/events/{id}/end-passthrough
+//	PUT    /admin/v1/events/{id}/mode         {"mode":"always"|"threshold"|"scheduled"}
+//	DELETE /admin/v1/events/{id}/mode         back to the configured mode
 //	PUT    /admin/v1/events/{id}/caps         {"max_active":N,"max_new_per_minute":M}
 //	DELETE /admin/v1/events/{id}/caps         back to the configured caps
 //	POST   /admin/v1/events/{id}/revoke       {"pass_id":"..."} or {"visitor_id":"..."}:
@@ -83,6 +89,12 @@ func (p *Proxy) Admin(opts AdminOptions) (http.Handler, error) {
 		{"reopen", func(c *admission.Control) { c.Closed = false }},
 		{"sold-out", func(c *admission.Control) { c.SoldOut = true }},
 		{"on-sale", func(c *admission.Control) { c.SoldOut = false }},
+		// Maintenance and passthrough exclude each other: the last one
+		// asked for is the one in force.
+		{"maintenance", func(c *admission.Control) { c.Maintenance, c.Passthrough = true, false }},
+		{"end-maintenance", func(c *admission.Control) { c.Maintenance = false }},
+		{"passthrough", func(c *admission.Control) { c.Passthrough, c.Maintenance = true, false }},
+		{"end-passthrough", func(c *admission.Control) { c.Passthrough = false }},
 	} {
 		mux.Handle("POST /admin/v1/events/{id}/"+c.verb, a.auth(a.control(c.verb, c.fn)))
 	}
@@ -90,6 +102,9 @@ func (p *Proxy) Admin(opts AdminOptions) (http.Handler, error) {
 	mux.Handle("DELETE /admin/v1/events/{id}/caps", a.auth(a.control("caps-reset",
 		func(c *admission.Control) { c.Caps = nil })))
 	mux.Handle("POST /admin/v1/events/{id}/revoke", a.auth(http.HandlerFunc(a.revoke)))
+	mux.Handle("PUT /admin/v1/events/{id}/mode", a.auth(http.HandlerFunc(a.setMode)))
+	mux.Handle("DELETE /admin/v1/events/{id}/mode", a.auth(a.control("mode-reset",
+		func(c *admission.Control) { c.Mode = "" })))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		adminError(w, http.StatusNotFound, "not_found", "there is nothing at this path")
 	})
@@ -131,20 +146,29 @@ func (a *admin) readyz(w http.ResponseWriter, r *http.Request) {
 
 // eventView is an event as the operator API shows it.
 type eventView struct {
-	ID           string              `json:"id"`
-	State        admission.State     `json:"state"`
-	Leader       bool                `json:"leader"`
-	QueueOpensAt time.Time           `json:"queue_opens_at"`
-	OnSaleAt     time.Time           `json:"on_sale_at"`
-	ClosesAt     *time.Time          `json:"closes_at,omitempty"`
-	Control      admission.Control   `json:"control"`
-	Caps         capsView            `json:"caps"`
-	Limit        int                 `json:"limit"`
-	Admitted1m   int                 `json:"admitted_last_minute"`
-	NoShowRate   float64             `json:"no_show_rate"`
-	Pending      int                 `json:"pending"`
-	Origin       originView          `json:"origin"`
-	Lanes        map[string]laneView `json:"lanes"`
+	ID    string          `json:"id"`
+	State admission.State `json:"state"`
+	// Mode is the mode in force, ConfiguredMode the configuration's.
+	Mode           admission.Mode `json:"mode"`
+	ConfiguredMode admission.Mode `json:"configured_mode"`
+	// Queueing is false while visitors without a pass go straight
+	// through; Slots is the last pass-through grant, PassedThrough the
+	// visitors let straight through on this replica.
+	Queueing      bool                `json:"queueing"`
+	Slots         int                 `json:"passthrough_slots"`
+	PassedThrough int64               `json:"passed_through"`
+	Leader        bool                `json:"leader"`
+	QueueOpensAt  time.Time           `json:"queue_opens_at"`
+	OnSaleAt      time.Time           `json:"on_sale_at"`
+	ClosesAt      *time.Time          `json:"closes_at,omitempty"`
+	Control       admission.Control   `json:"control"`
+	Caps          capsView            `json:"caps"`
+	Limit         int                 `json:"limit"`
+	Admitted1m    int                 `json:"admitted_last_minute"`
+	NoShowRate    float64             `json:"no_show_rate"`
+	Pending       int                 `json:"pending"`
+	Origin        originView          `json:"origin"`
+	Lanes         map[string]laneView `json:"lanes"`
 }
 
 type capsView struct {
@@ -186,7 +210,11 @@ func (a *admin) view(id string) (eventView, error) {
 	if c.Caps != nil {
 		caps = *c.Caps
 	}
-	v := eventView{ID: id, State: f.State, Leader: f.Leader, QueueOpensAt: cfg.QueueOpensAt.UTC(),
+	// State, mode and queueing as they are now (after a change made
+	// here), the rest as of the last tick.
+	e := a.p.engine
+	v := eventView{ID: id, State: e.State(id), Mode: e.Mode(id), ConfiguredMode: cfg.Mode, Queueing: e.Queueing(id),
+		Slots: f.Slots, PassedThrough: f.PassedThrough, Leader: f.Leader, QueueOpensAt: cfg.QueueOpensAt.UTC(),
 		OnSaleAt: cfg.OnSaleAt.UTC(), Control: c, Caps: capsView(caps), Limit: f.Limit,
 		Admitted1m: f.Admitted1m, NoShowRate: f.NoShowRate, Pending: f.Pending,
 		Origin: originView{RequestRate: f.Last.RequestRate, LatencyP50: ms(f.Last.LatencyP50),
@@ -283,6 +311,34 @@ func (a *admin) setCaps(w http.ResponseWriter, r *http.Request) {
 	caps := admission.Caps{MaxActive: *body.MaxActive, MaxNewPerMinute: *body.MaxNewPerMinute}
 	a.update(w, r, "caps", func(c *admission.Control) { c.Caps = &caps },
 		"max_active", caps.MaxActive, "max_new_per_minute", caps.MaxNewPerMinute)
+}
+
+func (a *admin) setMode(w http.ResponseWriter, r *http.Request) {
+	var mode admission.Mode
+	if !decodeAdmin(w, r, func(d *jsonstrict.Reader, name []byte) error {
+		if string(name) != "mode" {
+			return jsonstrict.UnknownField("", name)
+		}
+		v, err := d.String("mode")
+		mode = admission.Mode(v)
+		return err
+	}) {
+		return
+	}
+	if !mode.Valid() {
+		adminError(w, http.StatusBadRequest, "bad_request", "mode must be always, threshold or scheduled")
+		return
+	}
+	cfg, err := a.p.engine.Config(r.PathValue("id"))
+	if err != nil {
+		a.failed(w, r.PathValue("id"), err)
+		return
+	}
+	if mode == admission.ModeScheduled && cfg.OpenFromStart() {
+		adminError(w, http.StatusConflict, "no_on_sale", "this event has no on_sale_at to schedule a draw at")
+		return
+	}
+	a.update(w, r, "mode", func(c *admission.Control) { c.Mode = mode }, "mode", mode)
 }
 
 func (a *admin) revoke(w http.ResponseWriter, r *http.Request) {

@@ -322,7 +322,11 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 		return
 	}
 	if !res.Placed {
-		p.writeStatus(ctx, ev, &res.Status, nil, nil)
+		ret := []byte(nil)
+		if res.Pass != nil {
+			ret = []byte(req.Return) // let straight in: on to where they were going
+		}
+		p.writeStatus(ctx, ev, &res.Status, nil, ret)
 		return
 	}
 	p.writeStatus(ctx, ev, &res.Status, &res.Ticket, []byte(req.Return))

@@ -83,7 +83,7 @@ func (p *Proxy) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	rq := requestPool.Get().(*request)
-	rq.argsParsed, rq.crawler = false, false
+	rq.argsParsed, rq.crawler, rq.newPass = false, false, nil
 	defer requestPool.Put(rq)
 	if !p.parseTarget(ctx, rq) {
 		return
@@ -112,6 +112,11 @@ func (p *Proxy) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	ev := r.ev
+	if ev.gate.Maintenance() {
+		r.counts.maintenance.Inc()
+		p.maintenance(ctx, ev)
+		return
+	}
 	now := p.clock()
 	if e := p.validPass(ctx, ev, ip, now); e != nil {
 		r.counts.forwarded.Inc()
@@ -127,6 +132,9 @@ func (p *Proxy) handle(ctx *fasthttp.RequestCtx) {
 		r.counts.crawler.Inc()
 		rq.crawler = true
 		p.forward(ctx, r, ip, nil, rq, time.Time{})
+		return
+	}
+	if ev.gate.MayPass() && p.straightThrough(ctx, r, ip, rq, now) {
 		return
 	}
 	r.counts.room.Inc()
@@ -162,6 +170,15 @@ type request struct {
 	// crawler is set for an allowlisted crawler's request, which is
 	// forwarded in the anonymous class.
 	crawler bool
+	// newPass is a pass issued for this very request (straight through):
+	// forward sets its cookie on the origin's answer.
+	newPass *issuedPass
+}
+
+// issuedPass is a signed pass whose cookie is still to be set.
+type issuedPass struct {
+	token   string
+	expires time.Time
 }
 
 // query returns the request's query arguments, parsed from the target
@@ -391,6 +408,11 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass 
 		tok = me.StartAt(now)
 	}
 	out := o.Forward(ctx, &fw)
+	if np := rq.newPass; np != nil && !ctx.Hijacked() {
+		// Forward replaced the response: the new pass's cookie goes on
+		// the origin's answer (or on the error written below).
+		defer p.setCookie(ctx, r.ev.passCookie, np.token, np.expires)
+	}
 	if me != nil {
 		me.DoneAt(tok, now.Add(out.Elapsed), out.Status, out.Err != nil && !errors.Is(out.Err, upstream.ErrClient))
 		if out.Complete && me.Complete(&pass.v.seen) {
@@ -458,6 +480,65 @@ func (p *Proxy) busy(ctx *fasthttp.RequestCtx) {
 	}
 	al := ctx.Request.Header.Peek("Accept-Language")
 	p.writePage(ctx, fasthttp.StatusServiceUnavailable, p.csp, p.opts.Pages.Busy(al), p.opts.Pages.BusyGzip(al))
+}
+
+// maintenance answers a gated request while the event is in
+// maintenance: 503 with Retry-After, the event's maintenance page or JSON.
+func (p *Proxy) maintenance(ctx *fasthttp.RequestCtx, ev *event) {
+	ctx.Response.Header.Set("Retry-After", strconv.Itoa(static.MaintenanceRetrySeconds))
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	page := p.opts.Pages.Maintenance(ev.ID, ctx.Request.Header.Peek("Accept-Language"))
+	if page == nil || wantsJSON(ctx) {
+		writeError(ctx, fasthttp.StatusServiceUnavailable, errMaintenance)
+		return
+	}
+	p.writePage(ctx, fasthttp.StatusServiceUnavailable, p.csp, page, nil)
+}
+
+// straightThrough lets a visitor without a pass go straight to the origin
+// when the engine allows it (threshold mode with room, or the
+// passthrough state): a pass is minted, cached, forwarded with and set on
+// the origin's answer, so the visitor counts as active at once and has no
+// waiting-room round trip. It reports false (the visitor goes to the
+// room) otherwise, and when the client is over the API's rate limit: a
+// client that keeps no cookies would take a slot with every request.
+// The bot defence's challenge is skipped while the room is not queueing,
+// as a hosted waiting room's is; it runs at the join once it is.
+func (p *Proxy) straightThrough(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, rq *request, now time.Time) bool {
+	if l := p.opts.Limiter; l != nil {
+		var ok bool
+		if p.realClock {
+			ok, _ = l.AllowAt(ip, now)
+		} else {
+			ok, _ = l.Allow(ip)
+		}
+		if !ok {
+			p.m.rateLimited.Inc()
+			return false
+		}
+	}
+	ev := r.ev
+	b := p.opts.Binding.binder(ctx.Request.Header.UserAgent(), ip)
+	pass, err := p.engine.Enter(p.base, ev.ID, b.hash().String())
+	if err != nil {
+		p.log.Warn("proxy: straight-through admission failed; the visitor goes to the room", "event", ev.ID, "err", err)
+		return false
+	}
+	if pass == nil {
+		return false
+	}
+	tok, err := p.keys.SignPass(*pass)
+	if err != nil {
+		p.log.Error("proxy: signing a pass failed", "event", ev.ID, "err", err)
+		return false
+	}
+	e := p.passes.add(tok, passFiller(*pass, b.signals(), p.engine.RenewAt(ev.ID, pass)))
+	ev.counts.passesIssued.Inc()
+	r.counts.passed.Inc()
+	p.notify(Notice{Kind: "admitted", Event: ev.ID, Visitor: pass.Visitor.String(), Lane: pass.Lane, Score: -1})
+	rq.newPass = &issuedPass{token: tok, expires: pass.ExpiresAt}
+	p.forward(ctx, r, ip, e, rq, now)
+	return true
 }
 
 // blocked answers a request for a pass-only path without a pass.

@@ -46,6 +46,9 @@ type routeCounts struct {
 	forwarded, bypassed, room, blocked prometheus.Counter
 	// crawler counts allowlisted crawlers forwarded without a pass.
 	crawler prometheus.Counter
+	// passed: let straight through with a new pass (threshold mode, the
+	// passthrough state); maintenance: answered with the maintenance page.
+	passed, maintenance prometheus.Counter
 }
 
 // eventCounts are one event's counters.
@@ -65,10 +68,10 @@ func (c *eventCounts) joins(result string) prometheus.Counter {
 func newMetrics(reg prometheus.Registerer, engine *admission.Engine) (*metrics, error) {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_requests_total",
-			Help: "Requests through the gate, by route action and outcome (forwarded, bypassed, crawler, room, blocked)."},
+			Help: "Requests through the gate, by route action and outcome (forwarded, bypassed, crawler, room, blocked, passed: let straight through with a new pass, maintenance)."},
 			[]string{"action", "outcome"}),
 		joinsVec: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_joins_total",
-			Help: "Join requests by event and result (joined, rejoined, scheduled, sold_out, closed, refused)."},
+			Help: "Join requests by event and result (joined, shadowed, rejoined, passed: admitted at once in threshold mode or passthrough, scheduled, sold_out, closed, refused)."},
 			[]string{"event", "result"}),
 		passesIssued: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_passes_issued_total",
 			Help: "Passes handed to admitted visitors."}, []string{"event"}),
@@ -132,6 +135,9 @@ func (m *metrics) route(a Action) *routeCounts {
 		room:      m.requests.WithLabelValues(a.String(), "room"),
 		blocked:   m.requests.WithLabelValues(a.String(), "blocked"),
 		crawler:   m.requests.WithLabelValues(a.String(), "crawler"),
+		passed:    m.requests.WithLabelValues(a.String(), "passed"),
+
+		maintenance: m.requests.WithLabelValues(a.String(), "maintenance"),
 	}
 }
 
@@ -167,14 +173,18 @@ var (
 		"Drawn visitors not admitted yet.", []string{"event", "lane"}, nil)
 	descUndrawn = prometheus.NewDesc("waitroom_queue_undrawn",
 		"Visitors in tranches not drawn yet.", []string{"event", "lane"}, nil)
+	descQueueing = prometheus.NewDesc("waitroom_event_queueing",
+		"1 while visitors without a pass go to the waiting room; 0 while they pass straight through (threshold mode with room under the limit, or the passthrough state).", []string{"event"}, nil)
+	descSlots = prometheus.NewDesc("waitroom_passthrough_slots",
+		"Pass-through slots the leader granted at its last tick (threshold mode).", []string{"event"}, nil)
 )
 
 var allStates = []admission.State{admission.StateScheduled, admission.StatePrequeue, admission.StateSelling,
-	admission.StateSoldOut, admission.StateClosed, admission.StatePaused}
+	admission.StateSoldOut, admission.StateClosed, admission.StatePaused, admission.StateMaintenance, admission.StatePassthrough}
 
 func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descState, descLimit, descAdmitted, descNoShow, descLeader,
-		descServing, descDrawn, descWaiting, descUndrawn} {
+		descServing, descDrawn, descWaiting, descUndrawn, descQueueing, descSlots} {
 		ch <- d
 	}
 }
@@ -197,6 +207,12 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descLimit, prometheus.GaugeValue, float64(f.Limit), id)
 		ch <- prometheus.MustNewConstMetric(descAdmitted, prometheus.GaugeValue, float64(f.Admitted1m), id)
 		ch <- prometheus.MustNewConstMetric(descNoShow, prometheus.GaugeValue, f.NoShowRate, id)
+		queueing := 0.0
+		if f.Queueing {
+			queueing = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descQueueing, prometheus.GaugeValue, queueing, id)
+		ch <- prometheus.MustNewConstMetric(descSlots, prometheus.GaugeValue, float64(f.Slots), id)
 		for lane, l := range f.Lanes {
 			ch <- prometheus.MustNewConstMetric(descServing, prometheus.GaugeValue, float64(l.Serving), id, lane)
 			ch <- prometheus.MustNewConstMetric(descDrawn, prometheus.GaugeValue, float64(l.Drawn), id, lane)

@@ -115,6 +115,9 @@ type event struct {
 	landing      []byte
 	meter        *meter.Event
 	counts       *eventCounts
+	// gate is the engine's gate of the event: maintenance, and whether
+	// a visitor without a pass may go straight through.
+	gate *admission.Gate
 	// widget is the CAPTCHA widget's JSON for the page (nil without one).
 	widget []byte
 	// csp is the room page's Content-Security-Policy (it allows the
@@ -255,7 +258,7 @@ func New(opts Options) (*Proxy, error) {
 		ev := &event{Event: e, cfg: cfg, id: []byte(e.ID), landing: []byte(e.LandingPath),
 			ticketCookie: []byte(opts.Cookies.Name(opts.Cookies.Ticket, e.ID)),
 			passCookie:   []byte(opts.Cookies.Name(opts.Cookies.Pass, e.ID)),
-			meter:        opts.Meter.Event(e.ID), counts: m.event(e.ID)}
+			meter:        opts.Meter.Event(e.ID), counts: m.event(e.ID), gate: opts.Engine.Gate(e.ID)}
 		ev.csp = []byte(opts.Pages.RoomCSP(e.ID))
 		ev.opensAt, ev.onSaleAt = appendTime(nil, cfg.QueueOpensAt), appendTime(nil, cfg.OnSaleAt)
 		if e.Challenge != nil && e.Challenge.Captcha != nil {

@@ -57,6 +57,7 @@ var (
 	errUnavailable   = newAPIError("unavailable", "the waiting room is briefly unavailable; try again")
 	errPassRequired  = newAPIError("pass_required", "this page needs a pass from the waiting room")
 	errBusy          = newAPIError("busy", "the site is very busy right now; try again in a few seconds")
+	errMaintenance   = newAPIError("maintenance", "the site is down for maintenance; nobody in the queue loses their place; try again in a minute")
 	errTimeout       = newAPIError("origin_timeout", "the site took too long to answer")
 	errSlowRequest   = newAPIError("request_timeout", "the request arrived too slowly")
 	errBadGateway    = newAPIError("origin_unavailable", "the site cannot be reached right now")

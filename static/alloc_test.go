@@ -17,6 +17,7 @@ func TestServingAllocatesNothing(t *testing.T) {
 		{"Busy", func() { p.Busy(al) }},
 		{"BusyGzip", func() { p.BusyGzip(nil) }},
 		{"Blocked", func() { p.Blocked("summer", al) }},
+		{"Maintenance", func() { p.Maintenance("summer", al) }},
 		{"Asset", func() { p.Asset(asset) }},
 		{"CSP", func() { _ = p.CSP() }},
 		{"RoomCSP", func() { _ = p.RoomCSP("summer") }},

@@ -90,9 +90,9 @@ type PageConfig struct {
 	// names none of Languages(); DefaultLanguage when empty.
 	DefaultLanguage string
 	// TemplateDir, when set, is a directory with room.html and optionally
-	// busy.html, blocked.html, down.html and draw.html: html/template
-	// files executed with TemplateData in place of the embedded ones.
-	// Empty: embedded.
+	// busy.html, blocked.html, down.html, draw.html and maintenance.html:
+	// html/template files executed with TemplateData in place of the
+	// embedded ones. Empty: embedded.
 	TemplateDir string
 	// JoinPath is the same-site path the blocked page's "join the queue"
 	// link goes to, normally the event's landing page; DefaultJoinPath

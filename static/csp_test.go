@@ -8,7 +8,7 @@ import (
 func TestCSP(t *testing.T) {
 	p := mustNew(t, summer(), PageConfig{Event: "pink", Colors: Colors{Accent: "deeppink"}})
 	csp := p.CSP()
-	for _, page := range [][]byte{p.Room("summer", nil), p.Room("pink", []byte("es")), p.Busy(nil), p.Blocked("summer", nil), p.Blocked("", nil), p.Draw("summer", nil), p.Draw("pink", []byte("de"))} {
+	for _, page := range [][]byte{p.Room("summer", nil), p.Room("pink", []byte("es")), p.Busy(nil), p.Blocked("summer", nil), p.Blocked("", nil), p.Draw("summer", nil), p.Draw("pink", []byte("de")), p.Maintenance("summer", []byte("de"))} {
 		scripts, styles, err := inlineBlocks(page)
 		if err != nil {
 			t.Fatal(err)

@@ -77,7 +77,8 @@
 //
 // # Templates
 //
-// web/room.html, web/busy.html, web/blocked.html and web/down.html are html/template
+// web/room.html, web/busy.html, web/blocked.html, web/down.html,
+// web/draw.html and web/maintenance.html are html/template
 // files executed with TemplateData; PageConfig.TemplateDir replaces them
 // per event (room.html required, the others optional). A replacement
 // room.html keeps the element ids the script fills in (wr-headline,

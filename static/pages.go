@@ -29,16 +29,20 @@ const ContentTypeHTML = "text/html; charset=utf-8"
 // the busy page.
 const BusyRetrySeconds = 5
 
+// MaintenanceRetrySeconds is what the maintenance page's Retry-After
+// says, and how often the page reloads itself (a meta refresh).
+const MaintenanceRetrySeconds = 60
+
 // DownRetrySeconds is how long the origin-down page (Down) waits on
 // average before it retries by itself, jittered as BusyRetrySeconds is.
 // Send it as Retry-After with the page.
 const DownRetrySeconds = 10
 
-// TemplateData is what room.html, busy.html, blocked.html, down.html and
-// draw.html are executed with, for one event and one language. Override
-// templates (PageConfig.TemplateDir) use the same fields; the embedded
-// templates in web/ are the reference. A page must be the same for every visitor, so there is
-// nothing per visitor here: the page script gets that from the JSON API.
+// TemplateData is what room.html, busy.html, blocked.html, down.html,
+// draw.html and maintenance.html are executed with, for one event and one
+// language. Override templates (PageConfig.TemplateDir) use the same
+// fields; the embedded templates in web/ are the reference. A page must be
+// the same for every visitor, so there is nothing per visitor here: the page script gets that from the JSON API.
 type TemplateData struct {
 	// Lang is the page's language ("en"): put it in <html lang>.
 	Lang string
@@ -87,6 +91,9 @@ type TemplateData struct {
 	// origin-down page): the page's script retries after 0.6 to 1.4 times
 	// it.
 	RetrySeconds int
+	// MaintenanceRefreshSeconds is MaintenanceRetrySeconds: the
+	// maintenance page reloads itself this often (a meta refresh).
+	MaintenanceRefreshSeconds int
 	// RefreshSeconds is twice RetrySeconds, for the busy page's
 	// <meta http-equiv="refresh"> fallback when scripts do not run.
 	RefreshSeconds int
@@ -163,6 +170,7 @@ type eventPages struct {
 	down, downGz [][]byte // site pages only
 	blocked      [][]byte
 	session      [][]byte // the session banner script (session.go)
+	maintenance  [][]byte // event pages only
 }
 
 // asset is one file served under Prefix/static/.
@@ -174,7 +182,7 @@ type asset struct {
 // templates are the three page templates of one template directory (or
 // the embedded ones).
 type templates struct {
-	room, busy, blocked, down, draw *template.Template
+	room, busy, blocked, down, draw, maintenance *template.Template
 }
 
 // builtin are the embedded assets, read once.
@@ -339,6 +347,7 @@ func parseTemplates(fsys fs.FS, dir string, all bool) (*templates, error) {
 		{"blocked.html", all, &t.blocked},
 		{"down.html", all, &t.down},
 		{"draw.html", all, &t.draw},
+		{"maintenance.html", all, &t.maintenance},
 	} {
 		path := f.name
 		if dir != "." {
@@ -385,6 +394,9 @@ func (t *templates) fill(def *templates) {
 	if t.draw == nil {
 		t.draw = def.draw
 	}
+	if t.maintenance == nil {
+		t.maintenance = def.maintenance
+	}
 }
 
 // render executes r's pages in every language. The site pages (site)
@@ -396,6 +408,7 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 		ev.room, ev.roomGz, ev.blocked = make([][]byte, n), make([][]byte, n), make([][]byte, n)
 		ev.draw, ev.drawGz = make([][]byte, n), make([][]byte, n)
 		ev.session = make([][]byte, n)
+		ev.maintenance = make([][]byte, n)
 	} else {
 		ev.busy, ev.busyGz, ev.blocked = make([][]byte, n), make([][]byte, n), make([][]byte, n)
 		ev.down, ev.downGz = make([][]byte, n), make([][]byte, n)
@@ -420,6 +433,7 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 			PowWorkerURL: r.Prefix + "/static/" + b.pow.workerName,
 			RetrySeconds: BusyRetrySeconds, RefreshSeconds: 2 * BusyRetrySeconds,
 			NoJSJoin: r.NoJSJoin, NoJSJoinURL: r.Prefix + NoJSJoinPath,
+			MaintenanceRefreshSeconds: MaintenanceRetrySeconds,
 		}
 		exec := func(tm *template.Template, script []byte) ([]byte, error) {
 			d := d
@@ -459,6 +473,9 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 			if ev.session[li], err = sessionScript(b.sessionJS, r, lang, texts); err != nil {
 				return nil, err
 			}
+			if ev.maintenance[li], err = exec(t.maintenance, nil); err != nil {
+				return nil, err
+			}
 		} else {
 			if ev.busy[li], err = exec(t.busy, b.busyJS); err != nil {
 				return nil, err
@@ -479,7 +496,7 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 
 // otherPages are the prefixes of the texts only other pages (or the HTML
 // the server writes) show; the room script is not sent them.
-var otherPages = []string{"busy_", "blocked_", "down_", "nojs_", "og_", "dp_", sessionTextPrefix}
+var otherPages = []string{"busy_", "blocked_", "down_", "nojs_", "og_", "dp_", sessionTextPrefix, "maintenance_"}
 
 // forScript reports whether the room script shows the text named k.
 func forScript(k string) bool {
@@ -579,6 +596,19 @@ func (p *Pages) Blocked(event string, acceptLanguage []byte) []byte {
 		ev = p.site
 	}
 	return ev.blocked[ev.lang(acceptLanguage)]
+}
+
+// Maintenance returns event's maintenance page (status 503 with
+// Retry-After: MaintenanceRetrySeconds): it says the site is down for
+// maintenance, that nobody in the queue loses their place, and reloads
+// itself every MaintenanceRetrySeconds. It carries the event's branding;
+// nil for an event without pages. It does not allocate.
+func (p *Pages) Maintenance(event string, acceptLanguage []byte) []byte {
+	ev := p.events[event]
+	if ev == nil {
+		return nil
+	}
+	return ev.maintenance[ev.lang(acceptLanguage)]
 }
 
 // Asset returns the static file served at Prefix/static/<name>, its

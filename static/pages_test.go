@@ -422,3 +422,23 @@ func TestLanguagesAndTextKeys(t *testing.T) {
 		t.Errorf("BuiltinText(de, h_sold_out) = %q, %v", s, ok)
 	}
 }
+
+func TestMaintenancePage(t *testing.T) {
+	p := mustNew(t, PageConfig{Event: "summer", Name: "Summer", Colors: Colors{Accent: "#800000"}})
+	for _, lang := range Languages() {
+		page := string(p.Maintenance("summer", []byte(lang)))
+		if !strings.Contains(page, `<html lang="`+lang+`">`) || !strings.Contains(page, builtinTexts[lang]["maintenance_title"]) ||
+			!strings.Contains(page, "Summer") || !strings.Contains(page, "--wr-accent:#800000") {
+			t.Errorf("%s maintenance page:\n%s", lang, page)
+		}
+		if !strings.Contains(page, `<meta http-equiv="refresh" content="60">`) || strings.Contains(page, "<script") {
+			t.Errorf("%s maintenance page: no refresh, or a script", lang)
+		}
+	}
+	if p.Maintenance("other", nil) != nil {
+		t.Error("an event without pages has a maintenance page")
+	}
+	if strings.Contains(string(p.Room("summer", nil)), "maintenance_title") {
+		t.Error("the maintenance texts went to the room script")
+	}
+}

@@ -28,10 +28,11 @@ const fallbackLanguage = "en"
 // languages are the languages the pages come in, in the order Languages
 // returns them; builtinTexts are their texts. The keys are the same in
 // every language (a test checks it, with the placeholders). Keys starting
-// with busy_, blocked_, down_, nojs_, og_ and dp_ are for the busy,
-// blocked, origin-down, no-script and draw pages and the page's head,
-// session_ for the session banner script (SessionScript); title and
-// noscript are written into the HTML; the rest go to the page script.
+// with busy_, blocked_, down_, nojs_, og_, dp_ and maintenance_ are for
+// the busy, blocked, origin-down, no-script, draw and maintenance pages
+// and the page's head, session_ for the session banner script
+// (SessionScript); title and noscript are written into the HTML; the
+// rest go to the page script.
 //
 // Placeholders: {n} a number, {low} and {high} the ends of a range,
 // {time} a local clock time.

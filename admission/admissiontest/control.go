@@ -19,6 +19,8 @@ func testControl(t *testing.T, s admission.Store) {
 		{Paused: true},
 		{Closed: true, SoldOut: true, Caps: &admission.Caps{MaxActive: 500, MaxNewPerMinute: 60}},
 		{Caps: &admission.Caps{}},
+		{Maintenance: true, Mode: admission.ModeThreshold},
+		{Passthrough: true, Paused: true, Mode: admission.ModeAlways},
 		{},
 	} {
 		check(t, s.SetControl(ctx, ev, c))

@@ -63,6 +63,9 @@ func Run(t *testing.T, h Harness) {
 		{"InvitesConcurrent", testInvitesConcurrent},
 		{"Control", testControl},
 		{"Controller", testController},
+		{"Slots", testSlots},
+		{"SlotsConcurrent", testSlotsConcurrent},
+		{"SlotsExpire", testSlotsExpire},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

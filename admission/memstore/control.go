@@ -225,3 +225,38 @@ func (s *Store) Lease(ctx context.Context, event, holder string, ttl time.Durati
 	s.life.RUnlock()
 	return true, nil
 }
+
+// GrantSlots implements admission.Store. Slots live in memory only: after
+// a restart the leader grants afresh at its next tick.
+func (s *Store) GrantSlots(ctx context.Context, event string, n int, ttl time.Duration) (int, error) {
+	if err := s.enter(event); err != nil {
+		return 0, err
+	}
+	defer s.life.RUnlock()
+	e := s.event(event, true)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	taken := e.slotsTaken
+	e.slotsLeft, e.slotsTaken, e.slotsUntil = max(n, 0), 0, s.now()+ttl.Milliseconds()
+	return taken, nil
+}
+
+// TakeSlot implements admission.Store.
+func (s *Store) TakeSlot(ctx context.Context, event string) (bool, error) {
+	if err := s.enter(event); err != nil {
+		return false, err
+	}
+	defer s.life.RUnlock()
+	e := s.event(event, false)
+	if e == nil {
+		return false, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.slotsLeft <= 0 || s.now() >= e.slotsUntil {
+		return false, nil
+	}
+	e.slotsLeft--
+	e.slotsTaken++
+	return true, nil
+}

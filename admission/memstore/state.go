@@ -54,8 +54,12 @@ type event struct {
 	invites    map[string]int64                  // code → forget (Unix ms; 0: never)
 	control    admission.Control
 	controller []byte
-	gen        uint64
-	lazy       bool
+	// Pass-through slots (not persisted): left of the last grant, taken
+	// since it, and when it ends (Unix ms).
+	slotsLeft, slotsTaken int
+	slotsUntil            int64
+	gen                   uint64
+	lazy                  bool
 
 	wmu     sync.Mutex
 	written uint64 // gen of the newest state file on disk

@@ -233,3 +233,31 @@ func (s *Store) Lease(ctx context.Context, event, holder string, ttl time.Durati
 	}
 	return ok == 1, nil
 }
+
+// GrantSlots implements admission.Store: one hash with what is left of
+// the grant and how much was taken, expiring with the grant.
+func (s *Store) GrantSlots(ctx context.Context, event string, n int, ttl time.Duration) (int, error) {
+	if err := checkEvent(event); err != nil {
+		return 0, err
+	}
+	if ttl < time.Millisecond {
+		return 0, fmt.Errorf("redisstore: a grant needs a ttl of at least 1ms (got %v)", ttl)
+	}
+	taken, err := scriptGrant.Run(ctx, s.c, []string{s.key(event, "slots")}, max(n, 0), ttl.Milliseconds()).Int()
+	if err != nil {
+		return 0, fail(err)
+	}
+	return taken, nil
+}
+
+// TakeSlot implements admission.Store.
+func (s *Store) TakeSlot(ctx context.Context, event string) (bool, error) {
+	if err := checkEvent(event); err != nil {
+		return false, err
+	}
+	ok, err := scriptTake.Run(ctx, s.c, []string{s.key(event, "slots")}).Int()
+	if err != nil {
+		return false, fail(err)
+	}
+	return ok == 1, nil
+}

@@ -29,6 +29,8 @@ var (
 	scriptLease       = load("lease")
 	scriptBar         = load("bar")
 	scriptBars        = load("bars")
+	scriptGrant       = load("grant")
+	scriptTake        = load("take")
 )
 
 func load(name string) *redis.Script {

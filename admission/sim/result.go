@@ -32,8 +32,20 @@ type Result struct {
 	ErrorRateConverged float64
 	ETAAtJoin          Honesty
 	ETAFirstShown      Honesty
-	Fairness           Fairness
-	Elapsed            time.Duration
+	// ETAWarmup is ETAAtJoin over the visitors who joined before the
+	// admission rate could be measured: in the pre-queue or in the first
+	// WarmupFor of the sale. Their ETA came from the prior (the expected
+	// rate, or the controller's limit over the session). ETASaleStart is
+	// the same over those who joined in the first WarmupFor of the sale
+	// only.
+	ETAWarmup    Honesty
+	ETASaleStart Honesty
+	// ETAAfterWarmup is ETAAtJoin over those who joined later.
+	ETAAfterWarmup Honesty
+	// ExpectedRate is the event's controller.expected_rate (0: none).
+	ExpectedRate float64
+	Fairness     Fairness
+	Elapsed      time.Duration
 }
 
 // Window is one 30-second measurement.
@@ -143,9 +155,29 @@ func (r *Result) measure(visitors []*visitor, cfg Config, start time.Time, perTi
 		r.ErrorRateConverged = errs / req
 	}
 	steadyFrom, steadyTo := steadyStretches(cfg)
-	r.ETAAtJoin = honesty(visitors, func(v *visitor) (admission.ETA, time.Time) { return v.shownETA, v.arrive }, steadyFrom, steadyTo, start)
+	atJoin := func(v *visitor) (admission.ETA, time.Time) { return v.shownETA, v.arrive }
+	r.ETAAtJoin = honesty(visitors, atJoin, steadyFrom, steadyTo, start)
 	r.ETAFirstShown = honesty(visitors, func(v *visitor) (admission.ETA, time.Time) { return v.firstETA, v.firstAt }, steadyFrom, steadyTo, start)
+	onSale := start.Add(cfg.PrequeueFor)
+	joinedBefore := func(from, to time.Time) []*visitor {
+		var out []*visitor
+		for _, v := range visitors {
+			if !v.arrive.Before(from) && v.arrive.Before(to) {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	r.ETAWarmup = honesty(joinedBefore(start, onSale.Add(WarmupFor)), atJoin, steadyFrom, steadyTo, start)
+	r.ETASaleStart = honesty(joinedBefore(onSale, onSale.Add(WarmupFor)), atJoin, steadyFrom, steadyTo, start)
+	r.ETAAfterWarmup = honesty(joinedBefore(onSale.Add(WarmupFor), start.Add(cfg.Duration)), atJoin, steadyFrom, steadyTo, start)
+	r.ExpectedRate = cfg.Event.Controller.ExpectedRate
 }
+
+// WarmupFor is the start of a sale whose ETAs are reported apart (see
+// Result.ETAWarmup): about as long as the rate estimator needs before it
+// reports a measured rate.
+const WarmupFor = 2 * time.Minute
 
 func nextChange(cfg Config, at time.Duration) time.Duration {
 	for _, s := range cfg.Origin.Capacity {
@@ -300,10 +332,21 @@ func (r *Result) Report(w io.Writer) {
 	}
 	fmt.Fprintf(w, "origin error rate once settled: %.2f%% (target < 1%%) %s\n\n", 100*r.ErrorRateConverged,
 		verdict(r.ErrorRateConverged < 0.01))
+	if r.ExpectedRate > 0 {
+		fmt.Fprintf(w, "ETAs before the rate is measured come from controller.expected_rate = %.0f visitors/min\n", r.ExpectedRate)
+	} else {
+		fmt.Fprintln(w, "ETAs before the rate is measured come from the pace so far, or initial_active over session_duration (no controller.expected_rate)")
+	}
 	for _, h := range []struct {
 		name string
 		h    Honesty
-	}{{"ETA shown at join", r.ETAAtJoin}, {"first ETA shown", r.ETAFirstShown}} {
+	}{
+		{"ETA shown at join, whole sale", r.ETAAtJoin},
+		{"ETA shown at join, warm-up (joined in the pre-queue or the sale's first 2 min)", r.ETAWarmup},
+		{"ETA shown at join, the sale's first 2 min only", r.ETASaleStart},
+		{"ETA shown at join, after the warm-up", r.ETAAfterWarmup},
+		{"first ETA shown", r.ETAFirstShown},
+	} {
 		if h.h.Shown == 0 {
 			fmt.Fprintf(w, "%s: n/a (no visitor shown one was admitted within the run)\n", h.name)
 			continue

@@ -58,7 +58,10 @@ func Default() Config {
 		Seed:        1,
 		Duration:    45 * time.Minute,
 		PrequeueFor: 10 * time.Minute,
-		Event:       admission.EventConfig{ID: "sim"},
+		// The operator expects a little less than the origin takes
+		// (controller.expected_rate): the ETAs of the pre-queue and the
+		// first minutes come from it.
+		Event: admission.EventConfig{ID: "sim", Controller: admission.ControllerConfig{ExpectedRate: 180}},
 		Arrivals: []Arrival{
 			{From: 0, To: 10 * time.Minute, Count: 3000},                                    // the pre-queue
 			{From: 10 * time.Minute, To: 15 * time.Minute, Count: 4000, Decay: time.Minute}, // the flash crowd
@@ -82,7 +85,7 @@ func Steady() Config {
 		Seed:        2,
 		Duration:    50 * time.Minute,
 		PrequeueFor: 5 * time.Minute,
-		Event:       admission.EventConfig{ID: "steady"},
+		Event:       admission.EventConfig{ID: "steady", Controller: admission.ControllerConfig{ExpectedRate: 180}},
 		Arrivals: []Arrival{
 			{From: 0, To: 5 * time.Minute, Count: 1000},
 			{From: 5 * time.Minute, To: 10 * time.Minute, Count: 2500, Decay: time.Minute},

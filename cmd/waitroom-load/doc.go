@@ -1,7 +1,7 @@
 // Command waitroom-load drives waitroom the way a flash sale does and
 // reports what happened. For now it has one mode:
 //
-//	waitroom-load sim [-scenario capacity-changes|steady] [-scale N] [-seed N] [-duration D]
+//	waitroom-load sim [-scenario capacity-changes|steady] [-scale N] [-seed N] [-duration D] [-expected-rate N]
 //
 // which runs the deterministic simulation of package admission/sim (the
 // real admission engine on a fake clock, a simulated origin, visitors who

@@ -29,6 +29,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	scale := fs.Int("scale", 1, "multiply arrivals and origin capacity by `N`")
 	seed := fs.Uint64("seed", 0, "random seed (0: the scenario's own)")
 	duration := fs.Duration("duration", 0, "simulated time after the queue opens (0: the scenario's own)")
+	expected := fs.Float64("expected-rate", -1, "the event's controller.expected_rate in visitors/min, which the first ETAs come from (0: none; -1: the scenario's own)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
@@ -50,6 +51,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *duration > 0 {
 		cfg.Duration = *duration
+	}
+	if *expected >= 0 {
+		cfg.Event.Controller.ExpectedRate = *expected
 	}
 	started := time.Now()
 	r, err := sim.Run(cfg)

@@ -17,10 +17,13 @@ type Event struct {
 	// How the room admits: always (everyone queues; today's behaviour,
 	// with a pre-queue when queue_opens_at is before on_sale_at),
 	// threshold (visitors pass straight through while the origin is
-	// healthy and below its caps; the room queues only once a limit is
-	// crossed, and drains back to pass-through without reordering anyone
-	// queued) or scheduled (a pre-queue drawn at on_sale_at, which must
-	// be set).
+	// healthy, the active visitors are below the controller's limit and
+	// caps.max_active, and nobody is queued; the room queues only once a
+	// limit is crossed, and drains back to pass-through once the queue
+	// is empty, without reordering anyone queued) or scheduled (a
+	// pre-queue drawn at on_sale_at, which must be set). Operators can
+	// switch it at run time (PUT /admin/v1/events/{id}/mode) without
+	// anyone queued losing their place.
 	Mode EventMode `yaml:"mode"`
 	// When visitors may start to join: an RFC 3339 time, "now" or
 	// "now+D" (relative to the process start, for demos). Everyone who
@@ -29,7 +32,9 @@ type Event struct {
 	// are ordered against each other at start-up, not by check-config.
 	QueueOpensAt Instant `yaml:"queue_opens_at"`
 	// When the sale starts: the pre-queue is drawn and admission begins.
-	// Same forms as queue_opens_at; required, and not before it.
+	// Same forms as queue_opens_at, and not before it. Required for
+	// mode: scheduled and with queue_opens_at; empty (always, threshold)
+	// is open from the start, with nobody pre-queued.
 	OnSaleAt Instant `yaml:"on_sale_at"`
 	// When the queue closes for good; after on_sale_at. Empty is never.
 	ClosesAt Instant `yaml:"closes_at"`
@@ -139,6 +144,12 @@ type Controller struct {
 	// Factor the limit is multiplied by when the origin is not healthy
 	// (0 to 1, exclusive).
 	Decrease float64 `yaml:"decrease"`
+	// Visitors a minute the operator expects the origin to take; 0 is
+	// unknown. Before the admission rate is measured (the pre-queue and
+	// the first minutes of a sale) the page's wait estimate comes from
+	// it, shown as a wider range; without it, from the pace so far or
+	// initial_active over session_duration.
+	ExpectedRate float64 `yaml:"expected_rate"`
 }
 
 // Lane is a queue within an event with its own numbers and its own share

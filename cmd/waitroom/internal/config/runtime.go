@@ -268,7 +268,9 @@ func (l Lane) Load() (admission.LaneConfig, error) {
 // start (see Instant.Resolve) and checks their order, which Validate can
 // check only between times of the same kind: queue_opens_at <= on_sale_at
 // < closes_at. An unset queue_opens_at is on_sale_at; an unset closes_at
-// stays zero (never). Errors wrap ErrSchedule.
+// stays zero (never); an unset on_sale_at (mode always or threshold,
+// without queue_opens_at) stays zero: open from the start. Errors wrap
+// ErrSchedule.
 func (e *Event) Schedule(start time.Time) (opens, onSale, closes time.Time, err error) {
 	onSale = e.OnSaleAt.Resolve(start)
 	opens = e.QueueOpensAt.Resolve(start)
@@ -277,8 +279,10 @@ func (e *Event) Schedule(start time.Time) (opens, onSale, closes time.Time, err 
 	}
 	closes = e.ClosesAt.Resolve(start)
 	switch {
-	case onSale.IsZero():
+	case onSale.IsZero() && (e.Mode == ModeScheduled || !opens.IsZero()):
 		err = fmt.Errorf("%w: event %q has no on_sale_at", ErrSchedule, e.ID)
+	case onSale.IsZero():
+		// Open from the start (always, threshold): the engine anchors it.
 	case opens.After(onSale):
 		err = fmt.Errorf("%w: event %q: queue_opens_at %s is after on_sale_at %s", ErrSchedule, e.ID, stamp(opens), stamp(onSale))
 	case !closes.IsZero() && !closes.After(onSale):
@@ -299,6 +303,7 @@ func (e *Event) AdmissionConfig(start time.Time) (admission.EventConfig, error) 
 	}
 	out := admission.EventConfig{
 		ID:              e.ID,
+		Mode:            admission.Mode(e.Mode),
 		QueueOpensAt:    opens,
 		OnSaleAt:        onSale,
 		ClosesAt:        closes,
@@ -318,6 +323,7 @@ func (e *Event) AdmissionConfig(start time.Time) (admission.EventConfig, error) 
 			MinActive:       e.Controller.MinActive,
 			Increase:        e.Controller.Increase,
 			Decrease:        e.Controller.Decrease,
+			ExpectedRate:    e.Controller.ExpectedRate,
 		},
 	}
 	for _, l := range e.Lanes {

@@ -234,7 +234,8 @@ func TestEventSchedule(t *testing.T) {
 			`event "e": queue_opens_at 2027-03-01T10:01:00Z is after on_sale_at 2027-03-01T10:00:00Z`},
 		{"closes before the on-sale", Instant{}, AfterStart(time.Hour), At(onSale), [3]time.Time{},
 			`event "e": closes_at 2027-03-01T10:00:00Z is not after on_sale_at 2027-03-01T10:59:00Z`},
-		{"no on-sale", Instant{}, Instant{}, Instant{}, [3]time.Time{}, `event "e" has no on_sale_at`},
+		{"no on-sale with a pre-queue", AfterStart(0), Instant{}, Instant{}, [3]time.Time{}, `event "e" has no on_sale_at`},
+		{"open from the start", Instant{}, Instant{}, Instant{}, [3]time.Time{}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -74,13 +74,19 @@ func (v *validator) event(p string, e *Event, c *Config) {
 	v.page(p+".page", &e.Page)
 }
 
-// schedule checks an event's times: on_sale_at is required, and the order
+// schedule checks an event's times: on_sale_at is required for mode:
+// scheduled and with queue_opens_at (empty, the event is open from the
+// start), and the order
 // queue_opens_at <= on_sale_at < closes_at holds wherever two times are of
 // the same kind. An absolute and a relative time can be ordered only once
 // the start is known: Event.AdmissionConfig checks them then.
 func (v *validator) schedule(p string, e *Event, shared bool) {
-	if e.OnSaleAt.IsZero() {
-		v.fail(p+".on_sale_at", "must be set: when the sale starts (an RFC 3339 time such as 2027-03-01T10:00:00Z, or now+30s)")
+	switch {
+	case !e.OnSaleAt.IsZero():
+	case e.Mode == ModeScheduled:
+		v.fail(p+".on_sale_at", "must be set for mode: scheduled: when the pre-queue is drawn and the sale starts (an RFC 3339 time such as 2027-03-01T10:00:00Z, or now+30s)")
+	case !e.QueueOpensAt.IsZero():
+		v.fail(p+".on_sale_at", "must be set with queue_opens_at: when the pre-queue is drawn (an RFC 3339 time such as 2027-03-01T10:00:00Z, or now+30s), or remove queue_opens_at to be open from the start")
 	}
 	if c, ok := e.QueueOpensAt.Compare(e.OnSaleAt); ok && c > 0 {
 		v.fail(p+".queue_opens_at", "is after on_sale_at (%s): the queue must open before the sale, or at it", e.OnSaleAt)
@@ -114,6 +120,9 @@ func (v *validator) controller(p string, c *Controller) {
 		v.fail(p+".increase", "must be 0 (5%% of the limit, at least 2) or more (got %d)", c.Increase)
 	}
 	v.fraction(p+".decrease", c.Decrease)
+	if !(c.ExpectedRate >= 0) || !finite(c.ExpectedRate) {
+		v.fail(p+".expected_rate", "must be 0 (unknown) or the visitors a minute the origin is expected to take, such as 200 (got %s)", fmtFloat(c.ExpectedRate))
+	}
 }
 
 func (v *validator) lanes(p string, lanes []Lane) {

@@ -23,8 +23,15 @@ func TestValidateEvents(t *testing.T) {
 			e.QueueOpensAt, e.ClosesAt = AfterStart(0), AfterStart(time.Hour)
 		}, nil},
 		{"no pre-queue", func(e *Event) { e.QueueOpensAt = Instant{} }, nil},
-		{"no on-sale", func(e *Event) { e.OnSaleAt = Instant{} }, []string{
-			"events[0].on_sale_at: must be set: when the sale starts (an RFC 3339 time such as 2027-03-01T10:00:00Z, or now+30s)"}},
+		{"no on-sale with a pre-queue", func(e *Event) { e.OnSaleAt = Instant{} }, []string{
+			"events[0].on_sale_at: must be set with queue_opens_at: when the pre-queue is drawn (an RFC 3339 time such as 2027-03-01T10:00:00Z, or now+30s), or remove queue_opens_at to be open from the start"}},
+		{"open from the start", func(e *Event) { e.OnSaleAt, e.QueueOpensAt = Instant{}, Instant{} }, nil},
+		{"threshold, open from the start", func(e *Event) { e.Mode, e.OnSaleAt, e.QueueOpensAt = ModeThreshold, Instant{}, Instant{} }, nil},
+		{"scheduled without an on-sale", func(e *Event) { e.Mode, e.OnSaleAt, e.QueueOpensAt = ModeScheduled, Instant{}, Instant{} }, []string{
+			"events[0].on_sale_at: must be set for mode: scheduled: when the pre-queue is drawn and the sale starts (an RFC 3339 time such as 2027-03-01T10:00:00Z, or now+30s)"}},
+		{"expected rate", func(e *Event) { e.Controller.ExpectedRate = 200 }, nil},
+		{"negative expected rate", func(e *Event) { e.Controller.ExpectedRate = -1 }, []string{
+			"events[0].controller.expected_rate: must be 0 (unknown) or the visitors a minute the origin is expected to take, such as 200 (got -1)"}},
 		{"out of order", func(e *Event) {
 			e.QueueOpensAt = At(onSale.Add(time.Second))
 			e.ClosesAt = At(onSale)

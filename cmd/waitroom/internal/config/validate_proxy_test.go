@@ -165,7 +165,7 @@ func TestDefaultsMatchAdmission(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := admission.EventConfig{
-		ID: "x", QueueOpensAt: onSale, OnSaleAt: onSale,
+		ID: "x", Mode: admission.ModeAlways, QueueOpensAt: onSale, OnSaleAt: onSale,
 		Tranche: admission.DefaultTranche, SessionDuration: admission.DefaultSessionDuration,
 		NoShowGrace: admission.DefaultNoShowGrace, CompleteGrace: admission.DefaultCompleteGrace,
 		VisitorsPerSeat: admission.DefaultVisitorsPerSeat,
