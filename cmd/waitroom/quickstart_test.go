@@ -247,7 +247,7 @@ func TestFiveMinutesToProtected(t *testing.T) {
 		t.Errorf("data directory mode %04o, want 0700", m)
 	}
 	secrets := map[string]string{}
-	for _, f := range []string{"signing.key", "admin.token"} {
+	for _, f := range []string{"signing.key", "admin.token", "challenge.key"} {
 		if m := fileMode(t, filepath.Join(data, f)); m != 0o600 {
 			t.Errorf("%s mode %04o, want 0600", f, m)
 		}
@@ -292,12 +292,18 @@ func TestFiveMinutesToProtected(t *testing.T) {
 	// The first visitor on the idle site reaches the checkout.
 	took, queued := visitCheckout(t, b, wr.url)
 	t.Logf("first visitor on an idle site reached /checkout/ at the origin in %v (queued: %v)", took.Round(time.Millisecond), queued)
-	if took > 30*time.Second {
+	// Threshold mode on an idle site: straight through, in the one
+	// request. The bound is generous (a loaded CI box); the figure is in
+	// the log.
+	if queued {
+		t.Errorf("the first visitor on an idle site was sent to the waiting room")
+	}
+	if took > 10*time.Second {
 		t.Errorf("the first visitor took %v", took)
 	}
-	// A second visitor, in Chromium, with the real page doing the
-	// joining and polling; the room's own JavaScript brings them to the
-	// checkout.
+	// A second visitor, in Chromium: straight through as well while the
+	// site is idle (or, if the room queued, the page's own JavaScript
+	// joins, polls and brings them to the checkout).
 	br := browsertest.Start(t)
 	tab := br.NewTab(t, browsertest.AsDesktopChrome())
 	start := time.Now()
@@ -408,14 +414,16 @@ func TestInitPassesCheckConfig(t *testing.T) {
 	if m := fileMode(t, file); m&0o022 != 0 {
 		t.Errorf("the file is writable by others: %04o", m)
 	}
-	secrets := []string{"WAITROOM_SIGNING_SECRET=" + randomHex(t), "WAITROOM_ADMIN_TOKEN=" + randomHex(t)}
+	secrets := []string{"WAITROOM_SIGNING_SECRET=" + randomHex(t), "WAITROOM_ADMIN_TOKEN=" + randomHex(t),
+		"WAITROOM_CHALLENGE_SECRET=" + randomHex(t)}
 	if code, stdout, stderr := run(secrets, "check-config", "-c", file); code != 0 || !strings.HasPrefix(stdout, "configuration is valid") {
 		t.Fatalf("check-config: %d %s %s", code, stdout, stderr)
 	} else if !strings.Contains(stdout, "/checkout/") {
 		t.Errorf("the route table does not show the gate:\n%s", stdout)
 	}
 	if code, _, stderr := run(nil, "check-config", "-c", file); code != 1 ||
-		!strings.Contains(stderr, "WAITROOM_SIGNING_SECRET is not set") || !strings.Contains(stderr, "WAITROOM_ADMIN_TOKEN is not set") {
+		!strings.Contains(stderr, "WAITROOM_SIGNING_SECRET is not set") || !strings.Contains(stderr, "WAITROOM_ADMIN_TOKEN is not set") ||
+		!strings.Contains(stderr, "WAITROOM_CHALLENGE_SECRET is not set") {
 		t.Fatalf("check-config without the secrets: %d %s", code, stderr)
 	}
 	os.WriteFile(file, []byte("# mine\n"), 0o644)

@@ -97,14 +97,16 @@ func initNextSteps(path string, q *config.Quickstart) string {
 	if dir == "" {
 		dir = config.DefaultQuickstartDataDir
 	}
-	signing, admin := filepath.Join(dir, signingKeyFile), filepath.Join(dir, adminTokenFile)
+	signing, admin, challenge := filepath.Join(dir, signingKeyFile), filepath.Join(dir, adminTokenFile), filepath.Join(dir, challengeKeyFile)
 	if _, err := os.Stat(signing); err == nil {
 		fmt.Fprintf(&b, "  # keep the secrets waitroom serve --origin made in %s:\n", dir)
 		fmt.Fprintf(&b, "  export %s=\"$(cat %s)\"\n", config.EnvSigningSecret, signing)
 		fmt.Fprintf(&b, "  export %s=\"$(cat %s)\"\n", config.EnvAdminToken, admin)
+		fmt.Fprintf(&b, "  export %s=\"$(cat %s)\"\n", config.EnvChallengeSecret, challenge)
 	} else {
 		fmt.Fprintf(&b, "  export %s=\"$(openssl rand -hex 32)\"   # keep it: passes survive restarts\n", config.EnvSigningSecret)
 		fmt.Fprintf(&b, "  export %s=\"$(openssl rand -hex 32)\"\n", config.EnvAdminToken)
+		fmt.Fprintf(&b, "  export %s=\"$(openssl rand -hex 32)\"\n", config.EnvChallengeSecret)
 	}
 	fmt.Fprintf(&b, "  waitroom check-config -c %s\n", path)
 	fmt.Fprintf(&b, "  waitroom serve -c %s\n", path)

@@ -23,8 +23,9 @@ import (
 
 // Files in the quickstart's data directory.
 const (
-	signingKeyFile = "signing.key"
-	adminTokenFile = "admin.token"
+	signingKeyFile   = "signing.key"
+	adminTokenFile   = "admin.token"
+	challengeKeyFile = "challenge.key"
 )
 
 // gateFlags is a repeatable --gate flag.
@@ -100,6 +101,7 @@ func badFlags(fs *flag.FlagSet, s stdio, err error) int {
 // directory, and which of them it made just now.
 type quickstartSecrets struct {
 	signing, admin     string
+	challenge          string
 	newAdmin, newFiles bool
 }
 
@@ -111,6 +113,8 @@ func (q *quickstartSecrets) lookup(name string) (string, bool) {
 		return q.signing, true
 	case config.EnvAdminToken:
 		return q.admin, true
+	case config.EnvChallengeSecret:
+		return q.challenge, true
 	}
 	return "", false
 }
@@ -140,6 +144,10 @@ func openDataDir(dir string) (*quickstartSecrets, error) {
 		return nil, err
 	}
 	q.newFiles = q.newFiles || q.newAdmin
+	if q.challenge, created, err = secretFile(dir, challengeKeyFile); err != nil {
+		return nil, err
+	}
+	q.newFiles = q.newFiles || created
 	return &q, nil
 }
 

@@ -84,21 +84,22 @@ func TestDataDirSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !first.newAdmin || !first.newFiles || len(first.signing) != 64 || len(first.admin) != 64 || first.signing == first.admin {
+	if !first.newAdmin || !first.newFiles || len(first.signing) != 64 || len(first.admin) != 64 || len(first.challenge) != 64 ||
+		first.signing == first.admin || first.challenge == first.signing || first.challenge == first.admin {
 		t.Fatalf("first start: %+v", first)
 	}
 	st, _ := os.Stat(dir)
 	if st.Mode().Perm() != 0o700 {
 		t.Errorf("directory mode %04o", st.Mode().Perm())
 	}
-	for _, f := range []string{signingKeyFile, adminTokenFile} {
+	for _, f := range []string{signingKeyFile, adminTokenFile, challengeKeyFile} {
 		st, err := os.Stat(filepath.Join(dir, f))
 		if err != nil || st.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %v %v", f, st.Mode(), err)
 		}
 	}
 	entries, _ := os.ReadDir(dir)
-	if len(entries) != 2 {
+	if len(entries) != 3 {
 		t.Errorf("left behind: %v", entries)
 	}
 	again, err := openDataDir(dir)

@@ -31,9 +31,9 @@ Without a file, --origin and --gate put the site at URL behind a waiting
 room on the gated path prefixes, in threshold mode (visitors pass
 straight through until the site is busy, then queue); every other path
 passes straight through. The queues live in the data directory, and so
-do the signing key and the operator API's token (mode 0600), made on the
-first start and reused after: the token is printed once, when it is
-made. waitroom init writes the same configuration as a file to grow.
+do the signing and challenge keys and the operator API's token (mode
+0600), made on the first start and reused after: the token is printed
+once, when it is made. waitroom init writes the same configuration as a file to grow.
 
 It stops gracefully on SIGINT or SIGTERM: listeners close, requests in
 flight get serve.shutdown_grace to finish.
@@ -138,7 +138,7 @@ func quickstartBanner(s stdio, qf *quickstartFlags, q *config.Quickstart, sec *q
 	if a := w.AdminAddr(); a != nil {
 		fmt.Fprintf(&b, "  admin API: %s (Authorization: Bearer <token in %s>)\n", httpURL(a, "/"), filepath.Join(q.DataDir, adminTokenFile))
 	}
-	fmt.Fprintf(&b, "  data:      %s (queues, signing key and admin token: keep it, and keep it private)\n", q.DataDir)
+	fmt.Fprintf(&b, "  data:      %s (queues, signing key, challenge key and admin token: keep it, and keep it private)\n", q.DataDir)
 	if sec.newAdmin {
 		fmt.Fprintf(&b, "  admin token (shown this once): %s\n", sec.admin)
 	}

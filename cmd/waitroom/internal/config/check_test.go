@@ -44,6 +44,7 @@ func TestCheckFixtures(t *testing.T) {
 func TestCheckAgreesWithLoad(t *testing.T) {
 	t.Setenv("WAITROOM_SIGNING_SECRET", fixtureEnv["WAITROOM_SIGNING_SECRET"])
 	t.Setenv("WAITROOM_ADMIN_TOKEN", fixtureEnv["WAITROOM_ADMIN_TOKEN"])
+	t.Setenv("WAITROOM_CHALLENGE_SECRET", fixtureEnv["WAITROOM_CHALLENGE_SECRET"])
 	file := "../../../../configs/minimal.yaml"
 	c, err := Check(file, RoleProxy)
 	if err != nil {

@@ -48,10 +48,12 @@ const (
 	QuickstartEvent = "site"
 	// QuickstartOrigin is the name of the quickstart's one origin.
 	QuickstartOrigin = "site"
-	// EnvSigningSecret and EnvAdminToken are the environment variables
-	// the quickstart configuration takes its secrets from.
-	EnvSigningSecret = "WAITROOM_SIGNING_SECRET"
-	EnvAdminToken    = "WAITROOM_ADMIN_TOKEN"
+	// EnvSigningSecret, EnvAdminToken and EnvChallengeSecret are the
+	// environment variables the quickstart configuration takes its
+	// secrets from.
+	EnvSigningSecret   = "WAITROOM_SIGNING_SECRET"
+	EnvAdminToken      = "WAITROOM_ADMIN_TOKEN"
+	EnvChallengeSecret = "WAITROOM_CHALLENGE_SECRET"
 	// MaxQuickstartGates bounds Quickstart.Gates.
 	MaxQuickstartGates = 32
 	// QuickstartMaxActive is the quickstart event's caps.max_active: the
@@ -274,7 +276,8 @@ func yamlString(s string) string {
 }
 
 // YAML renders q as a commented configuration file whose secrets are
-// ${WAITROOM_SIGNING_SECRET} and ${WAITROOM_ADMIN_TOKEN} references. It
+// ${WAITROOM_SIGNING_SECRET}, ${WAITROOM_ADMIN_TOKEN} and
+// ${WAITROOM_CHALLENGE_SECRET} references. It
 // returns Check's problems when q is not valid. cmd is the command line
 // that made it, for the file's first comment.
 func (q *Quickstart) YAML(cmd string) ([]byte, error) {
@@ -299,6 +302,7 @@ func (q *Quickstart) YAML(cmd string) ([]byte, error) {
 	w("# and keep them (passes survive a restart only with the same signing key):")
 	w("#   export %s=\"$(openssl rand -hex 32)\"", EnvSigningSecret)
 	w("#   export %s=\"$(openssl rand -hex 32)\"", EnvAdminToken)
+	w("#   export %s=\"$(openssl rand -hex 32)\"", EnvChallengeSecret)
 	w("#   waitroom check-config -c FILE && waitroom serve -c FILE")
 	w("# docs/configuration.md lists every key; configs/single-node.yaml shows more.")
 	w("")
@@ -311,6 +315,9 @@ func (q *Quickstart) YAML(cmd string) ([]byte, error) {
 	w("admin:                          # operator API, /metrics, /healthz: keep it private")
 	w("  listen: %s", yamlString(admin))
 	w("  token: ${%s}  # sent as Authorization: Bearer TOKEN", EnvAdminToken)
+	w("")
+	w("bot_defence:                    # proof of work to join, once the room queues")
+	w("  secret: ${%s}", EnvChallengeSecret)
 	w("")
 	w("admission:")
 	w("  data_dir: %s  # the queues, journaled to disk", yamlString(dataDir+"/admission"))
@@ -336,9 +343,8 @@ func (q *Quickstart) YAML(cmd string) ([]byte, error) {
 		w("    name: %s", yamlString(q.Name))
 	}
 	w("    mode: threshold             # queue only while the site is slow, failing or full")
-	w("    on_sale_at: now             # open from the start")
 	w("    landing_path: %s", yamlString(q.Gates[0]))
 	w("    caps: {max_active: %d}     # the most visitors shopping at once", QuickstartMaxActive)
-	w("    challenge: off              # on: proof of work to join (needs bot_defence.secret)")
+	w("    challenge: on               # joins pay proof of work; straight-through visitors do not")
 	return []byte(b.String()), nil
 }

@@ -16,7 +16,7 @@ func quickstartEnv() func(string) (string, bool) {
 		rand.Read(b)
 		return hex.EncodeToString(b)
 	}
-	return lookupIn(map[string]string{EnvSigningSecret: secret(), EnvAdminToken: secret()})
+	return lookupIn(map[string]string{EnvSigningSecret: secret(), EnvAdminToken: secret(), EnvChallengeSecret: secret()})
 }
 
 // parseQuickstart renders q and loads it as serve would.
@@ -58,7 +58,7 @@ func TestQuickstartConfig(t *testing.T) {
 	eq(t, e.Name, `Bob's "Shop" $5`)
 	eq(t, e.LandingPath, "/checkout/")
 	eq(t, e.Caps.MaxActive, QuickstartMaxActive)
-	eq(t, e.Challenge.Mode, ChallengeOff)
+	eq(t, e.Challenge.Mode, ChallengeOn)
 	if c.Serve.WithInventory || c.Roles()&RoleSidecar != 0 {
 		t.Error("the quickstart runs no sidecar")
 	}
