@@ -44,6 +44,14 @@ type crowd struct {
 
 	active, noShows, late, bounced, retries503, errors, joined atomic.Int64
 	done                                                       atomic.Int64
+	firstErr                                                   atomic.Pointer[string] // the first error, for the report
+}
+
+// fail counts an error and keeps the first.
+func (c *crowd) fail(err error) {
+	c.errors.Add(1)
+	msg := err.Error()
+	c.firstErr.CompareAndSwap(nil, &msg)
 }
 
 func newCrowd(cfg crowdConfig) *crowd {
@@ -198,7 +206,7 @@ func (c *crowd) get(ctx context.Context, cl *http.Client, path string) (int, htt
 	resp, err := cl.Do(req)
 	if err != nil {
 		if ctx.Err() == nil {
-			c.errors.Add(1)
+			c.fail(err)
 		}
 		return 0, nil, err
 	}
@@ -230,8 +238,9 @@ func (c *crowd) api(ctx context.Context, cl *http.Client, method, path string, b
 		}
 		var st status
 		if code != http.StatusOK || json.Unmarshal(b, &st) != nil {
-			c.errors.Add(1)
-			return status{}, fmt.Errorf("%s %s: %d %s", method, path, code, b)
+			err := fmt.Errorf("%s %s: %d %.200s", method, path, code, b)
+			c.fail(err)
+			return status{}, err
 		}
 		return st, nil
 	}
@@ -248,11 +257,22 @@ func (c *crowd) call(ctx context.Context, cl *http.Client, method, path string, 
 	resp, err := cl.Do(req)
 	if err != nil {
 		if ctx.Err() == nil {
-			c.errors.Add(1)
+			c.fail(err)
 		}
 		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	return resp.StatusCode, resp.Header, b, err
+}
+
+// admittedTotal is how many shoppers were told "admitted".
+func (c *crowd) admittedTotal() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, v := range c.admitted {
+		n += v
+	}
+	return n
 }

@@ -49,8 +49,9 @@
 // from -settle after the first admission to the last admission, less the
 // brown-out and -settle after it. With -rounds > 1 the figures are
 // medians. A per-second CSV per contender and round (origin figures,
-// admissions, checkouts, active shoppers, the controller's limit from
-// /metrics) and the report go to -out.
+// admissions seen by the crowd, checkouts, active shoppers, and from
+// /metrics the controller's limit, the serving counter and the passes
+// issued) and the report go to -out.
 //
 // The default is short (about 7 minutes in all); -full runs the issue's
 // scenario (2000 shoppers over 20 s, brown-out from 60 s to 120 s, runs of

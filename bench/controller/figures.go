@@ -18,6 +18,8 @@ type row struct {
 	Finished int     // checkouts done
 	Active   int     // shoppers between their pass and their checkout (sampled)
 	Limit    float64 // the controller's limit (sampled); -1 unknown
+	Serving  float64 // the waitroom's serving counter (sampled); -1 unknown
+	Passes   float64 // passes the waitroom issued so far (sampled); -1 unknown
 }
 
 // util is the share of the slots on offer that were busy.

@@ -224,9 +224,10 @@ func (b *bench) run(c *contender, round int) figures {
 	for i := range rows {
 		s := series[i]
 		rows[i] = row{T: i, Capacity: s.Capacity, Busy: s.Busy, Done: s.Done, Rejected: s.Rejected, MaxQueue: s.MaxQueue,
-			P50: s.P50, P95: s.P95, Limit: -1}
+			P50: s.P50, P95: s.P95, Limit: -1, Serving: -1, Passes: -1}
 		if i < len(sampled) {
 			rows[i].Active, rows[i].Limit = sampled[i].active, sampled[i].limit
+			rows[i].Serving, rows[i].Passes = sampled[i].serving, sampled[i].passes
 		}
 	}
 	cr.mu.Lock()
@@ -245,21 +246,32 @@ func (b *bench) run(c *contender, round int) figures {
 		firstAdmit, lastAdmit = cr.first.Sub(t0).Seconds(), cr.last.Sub(t0).Seconds()
 	}
 	cr.mu.Unlock()
+	measuredNoShow := -1.0
+	if len(sampled) > 0 {
+		measuredNoShow = sampled[len(sampled)-1].noShow
+	}
 	f := b.scenario().compute(rows, firstAdmit, lastAdmit, int(cr.done.Load()))
 	csvPath := filepath.Join(*outDir, "controller-"+b.stamp+"-"+name+".csv")
 	if err := writeCSV(csvPath, rows); err != nil {
 		fatal(err)
 	}
-	fmt.Fprintf(b.out, "  %-14s joined %d, admitted from %.1fs to %.1fs, checkouts %d, no-shows %d (late back %d), sent back to the room %d, 503 retries %d, errors %d; %s\n",
-		name, cr.joined.Load(), firstAdmit, lastAdmit, cr.done.Load(), cr.noShows.Load(), cr.late.Load(),
-		cr.bounced.Load(), cr.retries503.Load(), cr.errors.Load(), csvPath)
+	fmt.Fprintf(b.out, "  %-14s joined %d, admitted %d from %.1fs to %.1fs, checkouts %d, no-shows %d (late back %d; waitroom's no-show rate at the end %.2f), sent back to the room %d, 503 retries %d, errors %d\n",
+		name, cr.joined.Load(), cr.admittedTotal(), firstAdmit, lastAdmit, cr.done.Load(), cr.noShows.Load(), cr.late.Load(), measuredNoShow,
+		cr.bounced.Load(), cr.retries503.Load(), cr.errors.Load())
+	if e := cr.firstErr.Load(); e != nil {
+		fmt.Fprintf(b.out, "  %-14s first error: %s\n", "", *e)
+	}
+	fmt.Fprintf(b.out, "  %-14s %s\n", "", csvPath)
 	return f
 }
 
 // sampled is the waitroom's and the crowd's state at one second.
 type sampled struct {
-	active int
-	limit  float64
+	active  int
+	limit   float64
+	serving float64 // the public lane's serving counter: admissions decided
+	passes  float64 // passes issued so far: admissions claimed
+	noShow  float64 // the no-show rate the waitroom measures
 }
 
 // sample reads the controller's limit from /metrics and the crowd's
@@ -275,13 +287,16 @@ func (b *bench) sample(ctx context.Context, url string, t0 time.Time, cr *crowd)
 			if !sleepUntil(ctx, t0.Add(time.Duration(i)*time.Second+500*time.Millisecond)) {
 				return
 			}
-			s := sampled{active: int(cr.active.Load()), limit: -1}
+			s := sampled{active: int(cr.active.Load()), limit: -1, serving: -1, passes: -1, noShow: -1}
 			req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
 			req.Header.Set("Authorization", "Bearer "+b.token)
 			if resp, err := httpClient.Do(req); err == nil {
 				body, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
 				s.limit = metricValue(body, "waitroom_admission_limit", `{event="bench"}`)
+				s.serving = metricValue(body, "waitroom_queue_serving", `{event="bench",lane="public"}`)
+				s.passes = metricValue(body, "waitroom_passes_issued_total", `{event="bench"}`)
+				s.noShow = metricValue(body, "waitroom_no_show_rate", `{event="bench"}`)
 			}
 			out = append(out, s)
 		}
@@ -292,10 +307,10 @@ func (b *bench) sample(ctx context.Context, url string, t0 time.Time, cr *crowd)
 // writeCSV writes the per-second series.
 func writeCSV(path string, rows []row) error {
 	var w strings.Builder
-	w.WriteString("t,capacity,busy,utilisation,done,rejected_503,max_queue,p50_ms,p95_ms,admitted,checkouts,active,limit\n")
+	w.WriteString("t,capacity,busy,utilisation,done,rejected_503,max_queue,p50_ms,p95_ms,admitted,checkouts,active,limit,serving,passes_issued\n")
 	for _, r := range rows {
-		fmt.Fprintf(&w, "%d,%.2f,%.2f,%.3f,%d,%d,%d,%.1f,%.1f,%d,%d,%d,%.0f\n", r.T, r.Capacity, r.Busy, r.util(), r.Done,
-			r.Rejected, r.MaxQueue, r.P50, r.P95, r.Admitted, r.Finished, r.Active, r.Limit)
+		fmt.Fprintf(&w, "%d,%.2f,%.2f,%.3f,%d,%d,%d,%.1f,%.1f,%d,%d,%d,%.0f,%.0f,%.0f\n", r.T, r.Capacity, r.Busy, r.util(), r.Done,
+			r.Rejected, r.MaxQueue, r.P50, r.P95, r.Admitted, r.Finished, r.Active, r.Limit, r.Serving, r.Passes)
 	}
 	return os.WriteFile(path, []byte(w.String()), 0o644)
 }
