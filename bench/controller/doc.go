@@ -51,7 +51,8 @@
 // medians. A per-second CSV per contender and round (origin figures,
 // admissions seen by the crowd, checkouts, active shoppers, and from
 // /metrics the controller's limit, the serving counter and the passes
-// issued) and the report go to -out.
+// issued), a plot of it (SVG: the limit, active shoppers, utilisation and
+// origin p95 over time, the brown-out shaded) and the report go to -out.
 //
 // The default is short (about 7 minutes in all); -full runs the issue's
 // scenario (2000 shoppers over 20 s, brown-out from 60 s to 120 s, runs of

@@ -255,13 +255,17 @@ func (b *bench) run(c *contender, round int) figures {
 	if err := writeCSV(csvPath, rows); err != nil {
 		fatal(err)
 	}
+	svgPath := strings.TrimSuffix(csvPath, ".csv") + ".svg"
+	if err := writeSVG(svgPath, "waitroom bench-controller: "+name, rows, b.scenario()); err != nil {
+		fatal(err)
+	}
 	fmt.Fprintf(b.out, "  %-14s joined %d, admitted %d from %.1fs to %.1fs, checkouts %d, no-shows %d (late back %d; waitroom's no-show rate at the end %.2f), sent back to the room %d, 503 retries %d, errors %d\n",
 		name, cr.joined.Load(), cr.admittedTotal(), firstAdmit, lastAdmit, cr.done.Load(), cr.noShows.Load(), cr.late.Load(), measuredNoShow,
 		cr.bounced.Load(), cr.retries503.Load(), cr.errors.Load())
 	if e := cr.firstErr.Load(); e != nil {
 		fmt.Fprintf(b.out, "  %-14s first error: %s\n", "", *e)
 	}
-	fmt.Fprintf(b.out, "  %-14s %s\n", "", csvPath)
+	fmt.Fprintf(b.out, "  %-14s %s, %s\n", "", csvPath, filepath.Base(svgPath))
 	return f
 }
 
