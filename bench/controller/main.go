@@ -129,9 +129,9 @@ func main() {
 		*shoppers, *arrive, *pages, *think, 100**noShow, 100**lateSh, *late, *runFor, *rounds)
 	fmt.Fprintf(b.out, "fixed rates (max_new_per_minute): right %d, high %d, low %d\n\n", right, 2*right, max(1, right/2))
 	for r := range *rounds {
-		for _, c := range cs {
-			f := b.run(c, r+1)
-			c.results = append(c.results, f)
+		for i := range cs { // the order rotated, so that none always goes first
+			c := cs[(i+r)%len(cs)]
+			c.results = append(c.results, b.run(c, r+1))
 		}
 	}
 	b.table(cs)
