@@ -41,13 +41,15 @@
 // Per contender it prints: convergence (from the first admission to the
 // first second at ≥ 85 % utilisation), utilisation in the first minute,
 // settled utilisation, overloaded seconds (p95 above 2 × the base latency,
-// or any 503) and 503s, the brown-out (from the drop to the first 3
-// seconds in a row not overloaded; utilisation of the reduced capacity;
-// from the restore to ≥ 85 % of the full capacity in use), the
+// or any 503) and 503s, the brown-out (from the drop to the end of its
+// last overloaded second, "never" when one of its last 3 is; utilisation
+// of the reduced capacity; from the restore to ≥ 85 % of the full
+// capacity in use), the
 // completions, and the controller against the best fixed rate; the issue's
 // targets with PASS or MISS beside the controller's figures. "Settled" is
 // from -settle after the first admission to the last admission, less the
-// brown-out and -settle after it. With -rounds > 1 the figures are
+// brown-out and -settle after it; the demand lasts past the last
+// admission while the origin still has a line. With -rounds > 1 the figures are
 // medians. A per-second CSV per contender and round (origin figures,
 // admissions seen by the crowd, checkouts, active shoppers, and from
 // /metrics the controller's limit, the serving counter and the passes

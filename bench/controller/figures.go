@@ -43,7 +43,7 @@ type scenario struct {
 const (
 	fillShare    = 0.85 // "fills the origin": utilisation from here on
 	overloadMult = 2.0  // a second whose p95 is above 2 × base latency is overloaded
-	recoverRun   = 3    // seconds in a row not overloaded that end an overload
+	recoverRun   = 3    // an overload in the brown-out's last seconds is no recovery
 )
 
 // figures are one run's results. Times are seconds; +Inf is "never
@@ -58,7 +58,7 @@ type figures struct {
 	OverShare       float64 // share of seconds overloaded, first to last admission
 	OverSeconds     float64
 	Rejected        float64 // 503s of the origin, all run
-	BrownRecover    float64 // capacity drop to the first of recoverRun seconds not overloaded
+	BrownRecover    float64 // capacity drop to the end of its last overloaded second
 	BrownUtil       float64 // mean utilisation of the reduced capacity during the brown-out
 	Restore         float64 // capacity restored to ≥ 85 % of full capacity in use
 	Completions     float64 // checkouts done within the run
@@ -73,8 +73,9 @@ func (s scenario) overloaded(r row) bool {
 
 // compute measures rows; firstAdmit and lastAdmit are the first and last
 // admission in seconds after T0 (NaN: nobody was admitted). The demand
-// lasts from the first to the last admission: after the last, the room
-// is empty and utilisation falls whatever admission does.
+// lasts from the first admission to the last, or to the last second with
+// a line at the origin if later: once nobody is left to admit and the
+// line is gone, utilisation falls whatever admission does.
 func (s scenario) compute(rows []row, firstAdmit, lastAdmit float64, completions int) figures {
 	nan := math.NaN()
 	f := figures{Convergence: math.Inf(1), FirstMinuteUtil: nan, SettledUtil: nan, SettledOver: nan, Settled503: nan,
@@ -85,8 +86,16 @@ func (s scenario) compute(rows []row, firstAdmit, lastAdmit float64, completions
 	if math.IsNaN(firstAdmit) || len(rows) == 0 {
 		return f
 	}
-	first := int(firstAdmit)
-	end := min(len(rows), int(lastAdmit)+1) // demand: [first, end)
+	// The demand lasts while visitors are being admitted or the origin
+	// has a line: [first, end).
+	first, end := int(firstAdmit), int(lastAdmit)+1
+	for i := len(rows) - 1; i >= end; i-- {
+		if rows[i].MaxQueue > 0 {
+			end = i + 1
+			break
+		}
+	}
+	end = min(end, len(rows))
 	for i := first; i < len(rows); i++ {
 		if rows[i].util() >= fillShare {
 			f.Convergence = float64(i+1) - firstAdmit
@@ -126,14 +135,16 @@ func (s scenario) compute(rows []row, firstAdmit, lastAdmit float64, completions
 		f.LimitSwing = swing(settled)
 	}
 	if brown && end >= s.BrownEnd {
-		f.BrownRecover = math.Inf(1)
-		for i := s.BrownStart; i+recoverRun <= s.BrownEnd; i++ {
-			ok := true
-			for j := i; j < i+recoverRun; j++ {
-				ok = ok && !s.overloaded(rows[j])
-			}
-			if ok {
-				f.BrownRecover = float64(i - s.BrownStart)
+		// Back under for good: from the drop to the end of the last
+		// overloaded second of the brown-out; never when one of its last
+		// recoverRun seconds is still overloaded.
+		f.BrownRecover = 0
+		for i := s.BrownEnd - 1; i >= s.BrownStart; i-- {
+			if s.overloaded(rows[i]) {
+				f.BrownRecover = float64(i + 1 - s.BrownStart)
+				if i >= s.BrownEnd-recoverRun {
+					f.BrownRecover = math.Inf(1)
+				}
 				break
 			}
 		}

@@ -126,3 +126,36 @@ func TestQuantile(t *testing.T) {
 		t.Errorf("p95 of nothing = %v", q)
 	}
 }
+
+func TestComputeBrownOut(t *testing.T) {
+	s := scenario{Capacity: 20, BaseMS: 200, BrownStart: 40, BrownEnd: 60, Settle: 10, SettleAfterBrown: 10}
+	// Idle at the drop, then a burst overloads it from 45 to 49: back
+	// under at 50, 10 s after the drop, not at once.
+	busy, p95 := fill(100, 20), fill(100, 250)
+	for i := 40; i < 45; i++ {
+		busy[i], p95[i] = 0, 0
+	}
+	for i := 45; i < 50; i++ {
+		p95[i] = 1400
+	}
+	f := s.compute(series(busy, p95, 40, 60), 1, 99, 0)
+	if f.BrownRecover != 10 {
+		t.Errorf("BrownRecover = %v, want 10", f.BrownRecover)
+	}
+	// Overloaded in its last seconds: never back under.
+	p95[58] = 1400
+	if f = s.compute(series(busy, p95, 40, 60), 1, 99, 0); !math.IsInf(f.BrownRecover, 1) {
+		t.Errorf("BrownRecover = %v, want never", f.BrownRecover)
+	}
+	// Everyone admitted by 30 s, but the origin has a line until 79: the
+	// demand covers the brown-out and the restore.
+	rows := series(fill(100, 20), fill(100, 900), 40, 60)
+	for i := range 80 {
+		rows[i].MaxQueue = 60
+	}
+	f = s.compute(rows, 1, 30, 0)
+	if !math.IsInf(f.BrownRecover, 1) || f.Restore != 1 || f.OverSeconds != 79 {
+		t.Errorf("a line after the last admission: recover %v, restore %v, overloaded %v; want never, 1, 79",
+			f.BrownRecover, f.Restore, f.OverSeconds)
+	}
+}
