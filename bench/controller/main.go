@@ -27,7 +27,7 @@ var (
 	bin      = flag.String("bin", "bin/waitroom", "the waitroom binary")
 	outDir   = flag.String("out", "bench/out", "directory for the report and the per-second CSVs")
 	rounds   = flag.Int("rounds", 1, "rounds of every contender (medians are reported)")
-	full     = flag.Bool("full", false, "the issue's scenario: 2000 shoppers over 20s, brown-out 60s-120s, 240s runs (overrides those flags)")
+	full     = flag.Bool("full", false, "the issue's scenario: 2000 shoppers over 20s, brown-out 60s-120s, 240s runs (flags given on the command line still win)")
 	only     = flag.String("only", "controller,fixed,fixed-high,fixed-low", "contenders to run")
 	shoppers = flag.Int("shoppers", 1000, "shoppers in the crowd")
 	arrive   = flag.Duration("arrive", 10*time.Second, "the crowd arrives evenly over this")
@@ -79,12 +79,19 @@ type contender struct {
 func main() {
 	flag.Parse()
 	log.SetFlags(0)
+	if *full {
+		// The issue's scenario, but for what the command line sets.
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for name, v := range map[string]string{"shoppers": "2000", "arrive": "20s", "duration": "240s",
+			"brownout-start": "60s", "brownout-end": "120s"} {
+			if !set[name] {
+				flag.Set(name, v)
+			}
+		}
+	}
 	oc := originConfig{Capacity: *capacity, Queue: *queueLen, Latency: *latency,
 		BrownStart: *brownStart, BrownEnd: *brownEnd, BrownFactor: *brownFactor}
-	if *full {
-		*shoppers, *arrive, *runFor = 2000, 20*time.Second, 240*time.Second
-		oc.BrownStart, oc.BrownEnd = 60*time.Second, 120*time.Second
-	}
 	if *serveOrigin != "" {
 		oc.T0 = time.Unix(0, *originT0)
 		runOrigin(*serveOrigin, oc)
@@ -94,8 +101,10 @@ func main() {
 	if _, err := os.Stat(*bin); err != nil {
 		fatalf("%s: %v (run `make build`)", *bin, err)
 	}
-	if !(*noShow >= 0 && *noShow < 1) || *capacity < 1 || *latency <= 0 || *shoppers < 1 || *pages < 0 {
-		fatalf("bad flags: -noshow in [0,1), -capacity, -latency and -shoppers positive")
+	if !(*noShow >= 0 && *noShow < 1) || !(*lateSh >= 0 && *lateSh <= 1) || !(*brownFactor > 0 && *brownFactor <= 1) ||
+		*capacity < 1 || *latency <= 0 || *queueLen < 0 || *shoppers < 1 || *pages < 0 || *rounds < 1 || *runFor <= 0 {
+		fatalf("bad flags: -noshow in [0,1), -late-share in [0,1], -brownout-factor in (0,1], -queue and -pages at least 0; " +
+			"-capacity, -latency, -shoppers, -rounds and -duration positive")
 	}
 	tmp, err := os.MkdirTemp("", "waitroom-bench-controller-")
 	if err != nil {
@@ -121,6 +130,9 @@ func main() {
 		if strings.Contains(","+*only+",", ","+c.name+",") {
 			cs = append(cs, c)
 		}
+	}
+	if len(cs) == 0 {
+		fatalf("-only %q names no contender (controller, fixed, fixed-high, fixed-low)", *only)
 	}
 	fmt.Fprintf(b.out, "waitroom controller benchmark, %s, %d CPUs, %s\n", time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), runtime.Version())
 	fmt.Fprintf(b.out, "origin: %d at once × %s (%.0f req/s), %d queued, 503 past; brown-out ×%.2f from %s to %s\n",
