@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/cookiejar"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,6 +48,26 @@ type crowd struct {
 	active, noShows, late, bounced, retries503, errors, joined atomic.Int64
 	done                                                       atomic.Int64
 	firstErr                                                   atomic.Pointer[string] // the first error, for the report
+	refresh                                                    map[float64]int        // refresh_seconds told while waiting → times; under mu
+}
+
+// noteRefresh counts a refresh_seconds a waiting shopper was told.
+func (c *crowd) noteRefresh(s float64) {
+	c.mu.Lock()
+	c.refresh[s]++
+	c.mu.Unlock()
+}
+
+// refreshTold lists the refresh_seconds told while waiting, with counts.
+func (c *crowd) refreshTold() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	keys := slices.Sorted(maps.Keys(c.refresh))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%gs ×%d", k, c.refresh[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // fail counts an error and keeps the first.
@@ -55,7 +78,7 @@ func (c *crowd) fail(err error) {
 }
 
 func newCrowd(cfg crowdConfig) *crowd {
-	return &crowd{cfg: cfg, polls: make(chan struct{}, max(cfg.PollConns, 1)),
+	return &crowd{cfg: cfg, refresh: map[float64]int{}, polls: make(chan struct{}, max(cfg.PollConns, 1)),
 		client: &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute}}
 }
 
@@ -123,6 +146,7 @@ func (c *crowd) shop(ctx context.Context, id int, noShow, late bool) {
 	}
 	c.joined.Add(1)
 	for st.Status != "admitted" {
+		c.noteRefresh(st.Refresh)
 		wait := time.Duration(st.Refresh * float64(time.Second))
 		if wait <= 0 {
 			wait = 2 * time.Second

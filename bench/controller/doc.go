@@ -19,7 +19,7 @@
 //  2. bin/waitroom serve (config from waitroom.yaml.tmpl, embedded store):
 //     one event in mode always gating /gated/, no challenge, on sale a few
 //     seconds after the start, no API rate limits.
-//  3. The crowd: -shoppers (1000) arriving evenly over -arrive (10 s) from
+//  3. The crowd: -shoppers (1200) arriving evenly over -arrive (10 s) from
 //     the on-sale, each an HTTP client with its own cookie jar: the gated
 //     page, POST /_wr/api/join, GET /_wr/api/status at the
 //     refresh_seconds it is told (-poll-conns of those in flight at most),

@@ -29,7 +29,7 @@ var (
 	rounds   = flag.Int("rounds", 1, "rounds of every contender (medians are reported)")
 	full     = flag.Bool("full", false, "the issue's scenario: 2000 shoppers over 20s, brown-out 60s-120s, 240s runs (flags given on the command line still win)")
 	only     = flag.String("only", "controller,fixed,fixed-high,fixed-low", "contenders to run")
-	shoppers = flag.Int("shoppers", 1000, "shoppers in the crowd")
+	shoppers = flag.Int("shoppers", 1200, "shoppers in the crowd")
 	arrive   = flag.Duration("arrive", 10*time.Second, "the crowd arrives evenly over this")
 	runFor   = flag.Duration("duration", 100*time.Second, "length of each run after the on-sale (completions are counted within it)")
 	pages    = flag.Int("pages", 7, "gated pages each shopper loads before the checkout")
@@ -274,6 +274,7 @@ func (b *bench) run(c *contender, round int) figures {
 	fmt.Fprintf(b.out, "  %-14s joined %d, admitted %d from %.1fs to %.1fs, checkouts %d, no-shows %d (late back %d; waitroom's no-show rate at the end %.2f), sent back to the room %d, 503 retries %d, errors %d\n",
 		name, cr.joined.Load(), cr.admittedTotal(), firstAdmit, lastAdmit, cr.done.Load(), cr.noShows.Load(), cr.late.Load(), measuredNoShow,
 		cr.bounced.Load(), cr.retries503.Load(), cr.errors.Load())
+	fmt.Fprintf(b.out, "  %-14s refresh_seconds told while waiting: %s\n", "", cr.refreshTold())
 	if e := cr.firstErr.Load(); e != nil {
 		fmt.Fprintf(b.out, "  %-14s first error: %s\n", "", *e)
 	}

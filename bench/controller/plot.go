@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"html"
+	"math"
 	"os"
 	"strings"
 )
@@ -40,6 +41,7 @@ func writeSVG(path, title string, rows []row, s scenario) error {
 			}
 		}
 	}
+	maxL, maxR = math.Ceil(maxL/20)*20, math.Ceil(maxR/200)*200 // round ticks
 	n := max(len(rows), 2)
 	x := func(t int) float64 { return ml + (w-ml-mr)*float64(t)/float64(n-1) }
 	y := func(v, top float64) float64 { return h - mb - (h-mt-mb)*min(max(v, 0), top)/top }
