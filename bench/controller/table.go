@@ -87,7 +87,7 @@ func (b *bench) table(cs []*contender) {
 		}
 	}
 	if ctl != nil {
-		fmt.Fprint(tw, "\ttarget\tcontroller")
+		fmt.Fprint(tw, "\ttarget\tverdict")
 	}
 	fmt.Fprintln(tw, "\t")
 	for _, l := range lines {
