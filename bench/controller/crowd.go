@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/cookiejar"
@@ -48,13 +48,18 @@ type crowd struct {
 	active, noShows, late, bounced, retries503, errors, joined atomic.Int64
 	done                                                       atomic.Int64
 	firstErr                                                   atomic.Pointer[string] // the first error, for the report
-	refresh                                                    map[float64]int        // refresh_seconds told while waiting → times; under mu
+	refresh                                                    []int                  // refresh_seconds told while waiting, per refreshBuckets; under mu
 }
+
+// refreshBuckets are the upper bounds (seconds) refresh_seconds are
+// counted in; the last catches the rest.
+var refreshBuckets = []float64{1, 2, 5, 30, math.Inf(1)}
 
 // noteRefresh counts a refresh_seconds a waiting shopper was told.
 func (c *crowd) noteRefresh(s float64) {
+	i, _ := slices.BinarySearch(refreshBuckets, s)
 	c.mu.Lock()
-	c.refresh[s]++
+	c.refresh[min(i, len(refreshBuckets)-1)]++
 	c.mu.Unlock()
 }
 
@@ -62,10 +67,17 @@ func (c *crowd) noteRefresh(s float64) {
 func (c *crowd) refreshTold() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	keys := slices.Sorted(maps.Keys(c.refresh))
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%gs ×%d", k, c.refresh[k])
+	var parts []string
+	for i, n := range c.refresh {
+		switch {
+		case n == 0:
+		case i == 0:
+			parts = append(parts, fmt.Sprintf("≤ 1s ×%d", n))
+		case math.IsInf(refreshBuckets[i], 1):
+			parts = append(parts, fmt.Sprintf("> %gs ×%d", refreshBuckets[i-1], n))
+		default:
+			parts = append(parts, fmt.Sprintf("%g–%gs ×%d", refreshBuckets[i-1], refreshBuckets[i], n))
+		}
 	}
 	return strings.Join(parts, ", ")
 }
@@ -78,7 +90,7 @@ func (c *crowd) fail(err error) {
 }
 
 func newCrowd(cfg crowdConfig) *crowd {
-	return &crowd{cfg: cfg, refresh: map[float64]int{}, polls: make(chan struct{}, max(cfg.PollConns, 1)),
+	return &crowd{cfg: cfg, refresh: make([]int, len(refreshBuckets)), polls: make(chan struct{}, max(cfg.PollConns, 1)),
 		client: &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute}}
 }
 

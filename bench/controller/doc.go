@@ -58,7 +58,8 @@
 //
 // The default is short (about 7 minutes in all); -full runs the issue's
 // scenario (2000 shoppers over 20 s, brown-out from 60 s to 120 s, runs of
-// 240 s; about 17 minutes). Run it with `make bench-controller`
+// 180 s, which the demand outlasts, so that completions measure throughput;
+// about 13 minutes). Run it with `make bench-controller`
 // (BENCH_FLAGS="-full" for the issue's scenario), or:
 //
 //	go run ./bench/controller -bin bin/waitroom [-full] [-rounds 3] [-noshow 0.3] [-only controller,fixed]

@@ -27,7 +27,7 @@ var (
 	bin      = flag.String("bin", "bin/waitroom", "the waitroom binary")
 	outDir   = flag.String("out", "bench/out", "directory for the report and the per-second CSVs")
 	rounds   = flag.Int("rounds", 1, "rounds of every contender (medians are reported)")
-	full     = flag.Bool("full", false, "the issue's scenario: 2000 shoppers over 20s, brown-out 60s-120s, 240s runs (flags given on the command line still win)")
+	full     = flag.Bool("full", false, "the issue's scenario: 2000 shoppers over 20s, brown-out 60s-120s, 180s runs (flags given on the command line still win)")
 	only     = flag.String("only", "controller,fixed,fixed-high,fixed-low", "contenders to run")
 	shoppers = flag.Int("shoppers", 1200, "shoppers in the crowd")
 	arrive   = flag.Duration("arrive", 10*time.Second, "the crowd arrives evenly over this")
@@ -83,7 +83,7 @@ func main() {
 		// The scenario, but for what the command line sets.
 		set := map[string]bool{}
 		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		for name, v := range map[string]string{"shoppers": "2000", "arrive": "20s", "duration": "240s",
+		for name, v := range map[string]string{"shoppers": "2000", "arrive": "20s", "duration": "180s",
 			"brownout-start": "60s", "brownout-end": "120s"} {
 			if !set[name] {
 				flag.Set(name, v)
