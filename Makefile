@@ -55,6 +55,10 @@ bench-inventory: deps build ## the sidecar vs redis-benchmark EVAL: holds/s, hot
 bench-proxy: deps build ## the proxy vs nginx, status vs a bare fasthttp server, joins per store; ratios and medians
 	$(GO) run ./bench/proxy -bin bin/waitroom
 
+.PHONY: bench-controller
+bench-controller: deps build ## the admission controller vs fixed rates on a shop of known capacity: fill, overload, brown-out (BENCH_FLAGS=-full: the issue's scenario)
+	$(GO) run ./bench/controller -bin bin/waitroom $(BENCH_FLAGS)
+
 .PHONY: bench-challenge
 bench-challenge: ## proof-of-work verification per core vs raw SHA-256 (target 200,000/s); powcal: solve times in headless Chromium
 	$(GO) run ./bench/challenge

@@ -4,8 +4,9 @@
 //
 //	go run ./bench/inventory -bin bin/waitroom   (or: make bench-inventory)
 //	go run ./bench/proxy -bin bin/waitroom       (or: make bench-proxy)
+//	go run ./bench/controller -bin bin/waitroom  (or: make bench-controller)
 //
-// make bench runs both.
+// make bench runs the first two.
 //
 // Micro-benchmarks of single functions live beside the code in
 // *_bench_test.go files instead.
