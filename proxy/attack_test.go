@@ -276,6 +276,15 @@ var attacks = []attack{
 	{name: "out of the reserved prefix", raw: get("/_wr/../events/secret"), want: []int{200}},
 	{name: "out of the reserved prefix, encoded", raw: get("/_wr/%2e%2e/events/secret"), want: []int{200}},
 
+	// The new ways past the room: a crawler's User-Agent without its
+	// published addresses, and the no-JavaScript form and status page
+	// asked to send the visitor to the gated path or another host.
+	{name: "crawler User-Agent on the gated path", want: []int{200},
+		raw: "GET /events/secret HTTP/1.1\r\nHost: {{HOST}}\r\nUser-Agent: Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)\r\n\r\n"},
+	{name: "no-JS join returning to the gated path", want: []int{303},
+		raw: "POST /_wr/nojs/join HTTP/1.1\r\nHost: {{HOST}}\r\nOrigin: http://{{HOST}}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 36\r\n\r\nevent=show&return=%2Fevents%2Fsecret"},
+	{name: "no-JS status returning to another host", raw: get("/_wr/nojs/status?event=show&return=//evil.example/events/secret"), want: []int{401}},
+
 	// The control: with a pass the harness sees the origin serve the
 	// gated path, as that visitor, without a forged header.
 	{name: "control: a valid pass", pass: true, want: []int{200},
