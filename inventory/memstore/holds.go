@@ -214,10 +214,8 @@ func (s *Store) Confirm(ctx context.Context, id, holdID string, req inventory.Co
 			out = t.e.orderView(o)
 			t.remember(req.IdempotencyKey, fp, &idemResult{Order: &out})
 			return nil
-		case inventory.HoldReleased:
-			err = inventory.Errorf(inventory.ErrHoldReleased, "the hold was released")
-		case inventory.HoldExpired:
-			err = inventory.Errorf(inventory.ErrHoldExpired, "the hold expired at %s", inventory.UnixMilli(h.Expires).Format(time.RFC3339))
+		case inventory.HoldReleased, inventory.HoldExpired:
+			err = ended(h)
 		}
 		if err != nil {
 			t.remember(req.IdempotencyKey, fp, &idemResult{Err: storedError(err)})
@@ -279,6 +277,15 @@ func (s *Store) Release(ctx context.Context, id, holdID string, req inventory.Re
 	return out, err
 }
 
+// ended is the error for a hold that was released or has expired, which
+// can be neither confirmed nor extended.
+func ended(h *hold) error {
+	if h.Status == inventory.HoldReleased {
+		return inventory.Errorf(inventory.ErrHoldReleased, "the hold was released")
+	}
+	return inventory.Errorf(inventory.ErrHoldExpired, "the hold expired at %s", inventory.UnixMilli(h.Expires).Format(time.RFC3339))
+}
+
 // Extend implements inventory.Store.
 func (s *Store) Extend(ctx context.Context, id, holdID string, req inventory.ExtendRequest) (inventory.Hold, error) {
 	if err := req.Validate(); err != nil {
@@ -301,10 +308,8 @@ func (s *Store) Extend(ctx context.Context, id, holdID string, req inventory.Ext
 		switch h.Status {
 		case inventory.HoldConfirmed:
 			err = inventory.Errorf(inventory.ErrHoldConfirmed, "the hold is confirmed")
-		case inventory.HoldReleased:
-			err = inventory.Errorf(inventory.ErrHoldReleased, "the hold was released")
-		case inventory.HoldExpired:
-			err = inventory.Errorf(inventory.ErrHoldExpired, "the hold expired at %s", inventory.UnixMilli(h.Expires).Format(time.RFC3339))
+		case inventory.HoldReleased, inventory.HoldExpired:
+			err = ended(h)
 		}
 		if err != nil {
 			t.remember(req.IdempotencyKey, fp, &idemResult{Err: storedError(err)})
