@@ -259,14 +259,8 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 		writeError(ctx, fasthttp.StatusUnsupportedMediaType, errMediaType)
 		return
 	}
-	body, err := readBody(ctx, maxJoinBody)
-	switch {
-	case errors.Is(err, errBodyTooLarge):
-		writeError(ctx, fasthttp.StatusRequestEntityTooLarge, errTooLarge)
-		return
-	case err != nil:
-		ctx.SetConnectionClose()
-		writeError(ctx, fasthttp.StatusBadRequest, errBadRequest)
+	body, err := readSmallBody(ctx, maxJoinBody)
+	if err != nil {
 		return
 	}
 	req, err := parseJoin(body)

@@ -107,15 +107,11 @@ func (p *Proxy) noJSJoin(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, fasthttp.StatusUnsupportedMediaType, errFormType)
 		return
 	}
-	body, err := readBody(ctx, maxNoJSForm)
-	switch {
-	case errors.Is(err, errBodyTooLarge):
-		count("", "bad_form")
-		writeError(ctx, fasthttp.StatusRequestEntityTooLarge, errTooLarge)
-		return
-	case err != nil:
-		ctx.SetConnectionClose()
-		writeError(ctx, fasthttp.StatusBadRequest, errBadRequest)
+	body, err := readSmallBody(ctx, maxNoJSForm)
+	if err != nil {
+		if errors.Is(err, errBodyTooLarge) {
+			count("", "bad_form")
+		}
 		return
 	}
 	form, err := parseNoJSForm(body)

@@ -492,6 +492,22 @@ func joinProblem(err error) error {
 
 var errBodyTooLarge = errors.New("proxy: request body too large")
 
+// readSmallBody reads a small request body with readBody, or answers
+// why it cannot: 413 beyond limit, else 400 with the connection closed
+// (the stream broke, so the next request's start is unknown). The error
+// tells the caller which.
+func readSmallBody(ctx *fasthttp.RequestCtx, limit int) ([]byte, error) {
+	body, err := readBody(ctx, limit)
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		writeError(ctx, fasthttp.StatusRequestEntityTooLarge, errTooLarge)
+	case err != nil:
+		ctx.SetConnectionClose()
+		writeError(ctx, fasthttp.StatusBadRequest, errBadRequest)
+	}
+	return body, err
+}
+
 // readBody reads a small request body (streamed or not) up to limit.
 func readBody(ctx *fasthttp.RequestCtx, limit int) ([]byte, error) {
 	if cl := ctx.Request.Header.ContentLength(); cl > limit {
