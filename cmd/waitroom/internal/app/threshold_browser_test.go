@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -14,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitroom/waitroom/cmd/waitroom/internal/config"
 	"github.com/waitroom/waitroom/internal/testkit/browsertest"
 )
 
@@ -84,27 +82,8 @@ func startSlowOrigin(t *testing.T) *slowOrigin {
 func TestThresholdInChromium(t *testing.T) {
 	b := browsertest.Start(t)
 	origin := startSlowOrigin(t)
-	cfg, err := config.Parse([]byte(fmt.Sprintf(thresholdConfig, randomHex(32), t.TempDir(),
-		strings.TrimPrefix(origin.srv.URL, "http://"))), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := config.ValidateFor(cfg, config.RoleProxy); err != nil {
-		t.Fatal(err)
-	}
-	w, err := NewServe(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), Listeners{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve stopped with %v", err)
-		}
-	})
+	w, _, stopServe := runServe(t, fmt.Sprintf(thresholdConfig, randomHex(32), t.TempDir(), strings.TrimPrefix(origin.srv.URL, "http://")))
+	t.Cleanup(stopServe)
 	base := "http://" + w.Addr().String()
 	atOrigin := func(path string) string {
 		return `location.pathname === "` + path + `" && document.title === "Origin shop"`
