@@ -121,6 +121,9 @@ type ControllerOutput struct {
 	// Slots is how many visitors may pass straight through until the
 	// next tick (with PassThrough; 0 otherwise).
 	Slots int
+	// Decision is the tick's decision with its reason and the figures
+	// behind it.
+	Decision Decision
 }
 
 // Controller sizes admission by what the origin is measured to take: an
@@ -241,10 +244,14 @@ func (c *Controller) Step(in ControllerInput) ControllerOutput {
 	c.hist.add(now, taken)
 	c.refill(now, in.Caps.MaxNewPerMinute, taken)
 	usage := c.usage(in) + float64(taken)
-	c.adjust(in, usage, first)
+	reason := c.adjust(in, usage, first)
 	out := ControllerOutput{Limit: int(c.limit)}
+	out.Decision = Decision{At: now, Reason: reason, Limit: out.Limit, Usage: usage, Active: float64(max(in.Active, 0)),
+		Pending: usage - float64(max(in.Active, 0)), Latency: in.LatencyP50, BaseLatency: c.base, P95: in.LatencyP95,
+		RequestRate: in.RequestRate, ErrorRate: in.ErrorRate}
 	if in.RemainingKnown && in.Remaining <= 0 {
 		out.SoldOut = true
+		out.Decision.Reason = ReasonSoldOut
 		return out
 	}
 	room := c.room(in, usage)
@@ -255,6 +262,7 @@ func (c *Controller) Step(in ControllerInput) ControllerOutput {
 	if in.PassThrough {
 		out.Slots = room - out.Admit
 	}
+	out.Decision.Admit, out.Decision.Slots = out.Admit, out.Slots
 	c.hist.add(now, out.Admit)
 	if in.Caps.MaxNewPerMinute > 0 {
 		c.tokens -= float64(out.Admit) // Slots are charged when taken
@@ -314,7 +322,7 @@ func (c *Controller) health(m Measurements) ctlHealth {
 
 // adjust moves the limit (see Step); at the first tick nothing was on
 // offer yet, so a limit not in use is no sign of a lull.
-func (c *Controller) adjust(in ControllerInput, usage float64, first bool) {
+func (c *Controller) adjust(in ControllerInput, usage float64, first bool) Reason {
 	if c.sinceDecrease < math.MaxInt32 {
 		c.sinceDecrease++
 	}
@@ -333,6 +341,17 @@ func (c *Controller) adjust(in ControllerInput, usage float64, first bool) {
 	if h == ctlHealthy {
 		c.noteBase(in.LatencyP95)
 	}
+	reason := ReasonSteady
+	switch {
+	case first:
+		reason = ReasonStart
+	case h == ctlUnknown:
+		reason = ReasonNoData
+	case h == ctlUnhealthy && in.ErrorRate > c.cfg.TargetErrorRate:
+		reason = ReasonErrors
+	case h == ctlUnhealthy:
+		reason = ReasonLatency
+	}
 	switch {
 	case h == ctlUnhealthy:
 		if !c.cooling {
@@ -343,10 +362,12 @@ func (c *Controller) adjust(in ControllerInput, usage float64, first bool) {
 	case usage >= ctlBinding*c.limit:
 		if h == ctlHealthy {
 			c.limit += c.increase() * c.headroom(in.LatencyP95)
+			reason = ReasonProbe
 		}
 	case !first:
 		floor := usage / ctlBinding
 		c.limit -= (c.limit - floor) * c.drift
+		reason = ReasonIdle
 	}
 	if math.IsNaN(c.limit) || math.IsInf(c.limit, 0) {
 		c.limit = float64(c.cfg.InitialActive)
@@ -355,6 +376,7 @@ func (c *Controller) adjust(in ControllerInput, usage float64, first bool) {
 	if m := in.Caps.MaxActive; m > 0 {
 		c.limit = min(c.limit, float64(m))
 	}
+	return reason
 }
 
 // noteBase follows the origin's unloaded p95: the least healthy p95,
