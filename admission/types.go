@@ -255,6 +255,11 @@ type Measurements struct {
 	RequestRate float64       // requests per second
 	LatencyP50  time.Duration // of completed requests
 	LatencyP95  time.Duration
+	LatencyMean time.Duration
+	// Answered is how many requests the latencies are measured over
+	// (the origin answered them; fractional where a window weighs its
+	// oldest slot in part): a percentile of a handful is noise.
+	Answered    float64
 	ErrorRate   float64 // share of requests that were 5xx or timed out
 	InFlight    int     // requests in progress
 	Active      int     // visitors with a valid pass seen recently

@@ -16,8 +16,9 @@
 // Every controller tick the admission engine calls Measure(event, now),
 // which folds the shards into admission.Measurements:
 //
-//   - RequestRate, ErrorRate, LatencyP50, LatencyP95 cover the last
-//     Window (default 5 s). Each shard keeps a ring of slots (1 s each by
+//   - RequestRate, ErrorRate, LatencyP50, LatencyP95, LatencyMean and
+//     Answered (the requests the latencies are measured over) cover the last
+//     Window (default 1 s). Each shard keeps a ring of slots (1 s each by
 //     default; Window/16 for windows over 16 s) tagged with the slot's
 //     number; the window is the current slot, the whole slots before it,
 //     and the share of the oldest slot that still lies in the window

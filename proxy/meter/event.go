@@ -380,6 +380,8 @@ func (e *Event) Measure(now time.Time) admission.Measurements {
 	}
 	m.LatencyP50 = percentile(&h, timed, 0.50)
 	m.LatencyP95 = percentile(&h, timed, 0.95)
+	m.LatencyMean = mean(&h, timed)
+	m.Answered = timed
 	m.InFlight = int(max(inFlight, 0))
 	m.Active = int(e.active(t))
 	m.Completions = int(e.takeCompletions())

@@ -71,3 +71,18 @@ func percentile(h *[numBuckets]float64, total, q float64) time.Duration {
 	}
 	return bucketMid(last)
 }
+
+// mean is the mean of the histogram, each count taken at its bucket's
+// midpoint (within the buckets' 3.2 % from 16 µs up).
+func mean(h *[numBuckets]float64, total float64) time.Duration {
+	if !(total > 0) {
+		return 0
+	}
+	sum := 0.0
+	for i, c := range h {
+		if c > 0 {
+			sum += c * float64(bucketMid(i))
+		}
+	}
+	return time.Duration(sum / total)
+}

@@ -13,8 +13,10 @@ import (
 // Defaults of Options.
 const (
 	// DefaultWindow is how much recent traffic the rates and percentiles
-	// cover.
-	DefaultWindow = 5 * time.Second
+	// cover: the last second, so that the controller, which reads them
+	// every second, decides on fresh figures (it smooths what it needs
+	// to itself).
+	DefaultWindow = time.Second
 	// DefaultActiveWindow is how recently a visitor must have been seen
 	// to count as active.
 	DefaultActiveWindow = 60 * time.Second
@@ -43,7 +45,7 @@ const (
 // default.
 type Options struct {
 	// Window is how much recent traffic RequestRate, ErrorRate and the
-	// latency percentiles cover (default 5 s). It is cut in ⌈Window/1 s⌉
+	// latency percentiles cover (default 1 s). It is cut in ⌈Window/1 s⌉
 	// equal slots, at most 16: 1 s slots by default, Window/16 for windows
 	// over 16 s.
 	Window time.Duration

@@ -30,6 +30,9 @@ func newTestMeter(t testing.TB, opts Options) (*Meter, *fakeClock) {
 	if opts.Shards == 0 {
 		opts.Shards = 4
 	}
+	if opts.Window == 0 {
+		opts.Window = 5 * time.Second // the window's arithmetic shows over several slots
+	}
 	return New(opts), c
 }
 
@@ -386,13 +389,13 @@ func TestOptions(t *testing.T) {
 		window, slot, epoch    time.Duration
 		ring, shards, nbuckets int
 	}{
-		{"defaults", Options{Shards: 4}, 5 * time.Second, time.Second, 5 * time.Second, 8, 4, len(DefaultLatencyBuckets)},
+		{"defaults", Options{Shards: 4}, time.Second, time.Second, 5 * time.Second, 4, 4, len(DefaultLatencyBuckets)},
 		{"short window", Options{Window: 500 * time.Millisecond, Shards: 1}, 500 * time.Millisecond, 500 * time.Millisecond, 5 * time.Second, 4, 1, len(DefaultLatencyBuckets)},
 		{"fractional window", Options{Window: 2500 * time.Millisecond, Shards: 3}, 2499999999, 833333333, 5 * time.Second, 8, 4, len(DefaultLatencyBuckets)},
 		{"long window", Options{Window: time.Minute, ActiveWindow: 2 * time.Minute, Shards: 100}, time.Minute, time.Minute / 16, 10 * time.Second, 32, maxShards, len(DefaultLatencyBuckets)},
-		{"custom buckets", Options{LatencyBuckets: []float64{0.1, 1}, Shards: 2}, 5 * time.Second, time.Second, 5 * time.Second, 8, 2, 2},
-		{"bad buckets", Options{LatencyBuckets: []float64{1, 0.1}, Shards: 2}, 5 * time.Second, time.Second, 5 * time.Second, 8, 2, len(DefaultLatencyBuckets)},
-		{"NaN bucket", Options{LatencyBuckets: []float64{math.NaN()}, Shards: 2}, 5 * time.Second, time.Second, 5 * time.Second, 8, 2, len(DefaultLatencyBuckets)},
+		{"custom buckets", Options{LatencyBuckets: []float64{0.1, 1}, Shards: 2}, time.Second, time.Second, 5 * time.Second, 4, 2, 2},
+		{"bad buckets", Options{LatencyBuckets: []float64{1, 0.1}, Shards: 2}, time.Second, time.Second, 5 * time.Second, 4, 2, len(DefaultLatencyBuckets)},
+		{"NaN bucket", Options{LatencyBuckets: []float64{math.NaN()}, Shards: 2}, time.Second, time.Second, 5 * time.Second, 4, 2, len(DefaultLatencyBuckets)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -484,6 +487,9 @@ func TestAtVariants(t *testing.T) {
 	got := m.Measure("ev", at(12*time.Second))
 	if !approx(got.RequestRate, 2) || !within(got.LatencyP95, 40*time.Millisecond) || got.InFlight != 1 || got.Active != 2 {
 		t.Fatalf("got %+v, want 2 req/s, p95 40 ms, 1 in flight, 2 active", got)
+	}
+	if !within(got.LatencyMean, 40*time.Millisecond) || !approx(got.Answered, 10) {
+		t.Fatalf("got %+v, want a mean of 40 ms over 10 answered", got)
 	}
 	e.DoneAt(open, at(11*time.Second), 0, true)
 	if got := m.Measure("ev", at(12*time.Second)); got.InFlight != 0 || !approx(got.ErrorRate, 1.0/11) {
