@@ -214,7 +214,10 @@ type event struct {
 	ctrl     *Controller
 	restored bool
 	admits   []admitted // recent Admit outputs, for MaxNewPerMinute
+	decided  bool       // the controller ran at this tick
 	figures  atomic.Pointer[Figures]
+	// decisions are the controller's recent decisions on this replica.
+	decisions *decisionLog
 }
 
 type admitted struct {
@@ -275,7 +278,7 @@ type offer struct {
 }
 
 func newEvent(e *Engine, cfg EventConfig) *event {
-	ev := &event{e: e, cfg: cfg, byName: map[string]*lane{}}
+	ev := &event{e: e, cfg: cfg, byName: map[string]*lane{}, decisions: newDecisionLog()}
 	liveOrigin := cfg.QueueOpensAt
 	if cfg.openFromStart {
 		since := e.clock().Add(-rejoinAfter - 2*cfg.Tranche)

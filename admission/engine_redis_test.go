@@ -23,17 +23,8 @@ func TestReplicasShareOneQueue(t *testing.T) {
 	m := &meter{}
 	m.m = admission.Measurements{LatencyP50: 20 * time.Millisecond, LatencyP95: 50 * time.Millisecond, RequestRate: 10}
 	replica := func(name string, seed byte) *admission.Engine {
-		s, err := redisstore.New(ctx, redisstore.Options{Client: srv.Client()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		e, err := admission.New(admission.Options{Store: s, Clock: clk.Now, Meter: m,
+		return redisReplica(t, srv, admission.Options{Clock: clk.Now, Meter: m,
 			Rand: rand.NewChaCha8([32]byte{seed}), Replica: name}, event("shared"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
 	}
 	a, b := replica("a", 1), replica("b", 2)
 	tick := func(d time.Duration, es ...*admission.Engine) {
@@ -118,16 +109,7 @@ func TestInviteRedeemsOnceAcrossReplicas(t *testing.T) {
 	cfg := event("shared")
 	cfg.Lanes = []admission.LaneConfig{{Name: "presale", Priority: true, Access: admission.LaneAccess{InviteSecret: secret}}}
 	replica := func(name string) *admission.Engine {
-		s, err := redisstore.New(ctx, redisstore.Options{Client: srv.Client()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		e, err := admission.New(admission.Options{Store: s, Clock: clk.Now, Meter: &meter{}, Replica: name}, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
+		return redisReplica(t, srv, admission.Options{Clock: clk.Now, Meter: &meter{}, Replica: name}, cfg)
 	}
 	engines := []*admission.Engine{replica("a"), replica("b")}
 	var id [admission.ShortInviteIDLen]byte
@@ -155,4 +137,21 @@ func TestInviteRedeemsOnceAcrossReplicas(t *testing.T) {
 	if placed != 1 || used != 15 {
 		t.Fatalf("16 joins with one code: %d placed, %d told it was used; want 1 and 15", placed, used)
 	}
+}
+
+// redisReplica is an engine with opts over a store of its own on srv, as
+// another process sharing the Redis would be.
+func redisReplica(t *testing.T, srv *redistest.Server, opts admission.Options, cfgs ...admission.EventConfig) *admission.Engine {
+	t.Helper()
+	s, err := redisstore.New(ctx, redisstore.Options{Client: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	opts.Store = s
+	e, err := admission.New(opts, cfgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

@@ -30,6 +30,11 @@ type Figures struct {
 	PassedThrough int64
 	Last          Measurements
 	Lanes         map[string]LaneFigures
+	// Decision is the controller's decision at the leader's last tick;
+	// zero (At.IsZero()) when the controller did not run at it (this
+	// replica does not lead, or the event is not selling). Engine.Decisions
+	// has the recent ones.
+	Decision Decision
 }
 
 // LaneFigures are one lane's live figures.
@@ -103,9 +108,10 @@ func (ev *event) regulate(ctx context.Context, now time.Time) error {
 	if taken > 0 {
 		ev.admits = append(ev.admits, admitted{at: now, n: taken})
 	}
+	ev.decide(&out.Decision, now)
 	f := *ev.figures.Load()
 	f.Limit, f.NoShowRate, f.Pending, f.Last, f.Admitted1m = out.Limit, rate, pending, m, last+taken
-	f.Slots = out.Slots
+	f.Slots, f.Decision = out.Slots, out.Decision
 	ev.figures.Store(&f)
 	if out.SoldOut {
 		c := *ev.control.Load()
@@ -341,8 +347,20 @@ func (ev *event) releaseLate(now time.Time) {
 	}
 }
 
+// decide records the controller's decision of this tick.
+func (ev *event) decide(d *Decision, now time.Time) {
+	if d.At.IsZero() {
+		d.At = now
+	}
+	ev.decided = true
+	ev.decisions.record(*d)
+}
+
 func (ev *event) publishFigures(now time.Time) {
 	f := *ev.figures.Load()
+	if !ev.decided {
+		f.Decision = Decision{} // no decision at this tick
+	}
 	f.State, f.Leader = ev.state(now), ev.leader.Load()
 	f.PassedThrough = ev.passed.Load()
 	f.Mode = ev.mode()

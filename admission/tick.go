@@ -43,6 +43,7 @@ func (e *Engine) Run(ctx context.Context) {
 func (ev *event) tick(ctx context.Context, now time.Time) error {
 	ev.tickMu.Lock()
 	defer ev.tickMu.Unlock()
+	ev.decided = false
 	s := ev.e.opts.Store
 	id := ev.cfg.ID
 	if c, err := s.Control(ctx, id); err == nil {
