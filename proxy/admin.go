@@ -39,6 +39,8 @@ const maxAdminBody = 64 << 10
 //
 //	GET    /admin/v1/events                   every event with live figures
 //	GET    /admin/v1/events/{id}              one event
+//	GET    /admin/v1/events/{id}/controller   the controller's recent decisions with their reasons
+//	                                          (?since=RFC 3339&limit=1..600, default 120)
 //	POST   /admin/v1/events/{id}/pause        stop admitting (joins go on)
 //	POST   /admin/v1/events/{id}/resume
 //	POST   /admin/v1/events/{id}/close        close the queue for good
@@ -79,6 +81,7 @@ func (p *Proxy) Admin(opts AdminOptions) (http.Handler, error) {
 	mux.Handle("GET /metrics", a.auth(promhttp.HandlerFor(g, promhttp.HandlerOpts{})))
 	mux.Handle("GET /admin/v1/events", a.auth(http.HandlerFunc(a.list)))
 	mux.Handle("GET /admin/v1/events/{id}", a.auth(http.HandlerFunc(a.get)))
+	mux.Handle("GET /admin/v1/events/{id}/controller", a.auth(http.HandlerFunc(a.controller)))
 	for _, c := range []struct {
 		verb string
 		fn   func(c *admission.Control)

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/waitroom/waitroom/admission"
@@ -179,12 +181,39 @@ var (
 		"Pass-through slots the leader granted at its last tick (threshold mode).", []string{"event"}, nil)
 )
 
+// The controller's decisions (admission.Decision). The counter counts
+// every decision this replica made while it led the event, with every
+// reason present from the start; the reason gauge is 1 for the reason of
+// the decision at the last tick and 0 for the others (all 0 when the
+// controller did not run at it: a follower, an event not selling); the
+// figures behind the decision are exported only while it decides.
+var (
+	descDecisions = prometheus.NewDesc("waitroom_controller_decisions_total",
+		"Admission controller decisions made on this replica while it led the event (one per tick of a selling event), by reason.",
+		[]string{"event", "reason"}, nil)
+	descReason = prometheus.NewDesc("waitroom_controller_reason",
+		"The reason of the admission controller's decision at the last tick: 1 for it, 0 for the others (all 0 when it did not decide: a follower, an event not selling).",
+		[]string{"event", "reason"}, nil)
+	descCapacity = prometheus.NewDesc("waitroom_controller_capacity_requests_per_second",
+		"The request rate the origin was last measured to serve at its limit, as the controller's last decision used it (0: not measured yet).",
+		[]string{"event"}, nil)
+	descBaseLatency = prometheus.NewDesc("waitroom_controller_base_latency_seconds",
+		"The origin's unloaded latency baseline at the controller's last decision.", []string{"event"}, nil)
+	descCtlLatency = prometheus.NewDesc("waitroom_controller_latency_seconds",
+		"The origin's recent mean latency the controller's last decision saw.", []string{"event"}, nil)
+	descUsage = prometheus.NewDesc("waitroom_controller_usage",
+		"Visitors occupying the limit at the controller's last decision: active at the origin plus pending.", []string{"event"}, nil)
+	descCtlPending = prometheus.NewDesc("waitroom_controller_pending",
+		"Visitors let in and expected to come (no-shows discounted) at the controller's last decision.", []string{"event"}, nil)
+)
+
 var allStates = []admission.State{admission.StateScheduled, admission.StatePrequeue, admission.StateSelling,
 	admission.StateSoldOut, admission.StateClosed, admission.StatePaused, admission.StateMaintenance, admission.StatePassthrough}
 
 func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descState, descLimit, descAdmitted, descNoShow, descLeader,
-		descServing, descDrawn, descWaiting, descUndrawn, descQueueing, descSlots} {
+		descServing, descDrawn, descWaiting, descUndrawn, descQueueing, descSlots, descDecisions, descReason,
+		descCapacity, descBaseLatency, descCtlLatency, descUsage, descCtlPending} {
 		ch <- d
 	}
 }
@@ -219,5 +248,31 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descWaiting, prometheus.GaugeValue, float64(l.Waiting), id, lane)
 			ch <- prometheus.MustNewConstMetric(descUndrawn, prometheus.GaugeValue, float64(l.Undrawn), id, lane)
 		}
+		c.collectDecisions(ch, id)
 	}
+}
+
+// collectDecisions exports an event's controller decisions.
+func (c *queueCollector) collectDecisions(ch chan<- prometheus.Metric, id string) {
+	log, err := c.engine.Decisions(id, time.Time{}, 0)
+	if err != nil {
+		return
+	}
+	for _, r := range admission.Reasons {
+		ch <- prometheus.MustNewConstMetric(descDecisions, prometheus.CounterValue, float64(log.Counts[r]), id, string(r))
+		v := 0.0
+		if log.Deciding && log.Last.Reason == r {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descReason, prometheus.GaugeValue, v, id, string(r))
+	}
+	if !log.Deciding {
+		return
+	}
+	d := log.Last
+	ch <- prometheus.MustNewConstMetric(descCapacity, prometheus.GaugeValue, d.Capacity, id)
+	ch <- prometheus.MustNewConstMetric(descBaseLatency, prometheus.GaugeValue, d.BaseLatency.Seconds(), id)
+	ch <- prometheus.MustNewConstMetric(descCtlLatency, prometheus.GaugeValue, d.Latency.Seconds(), id)
+	ch <- prometheus.MustNewConstMetric(descUsage, prometheus.GaugeValue, d.Usage, id)
+	ch <- prometheus.MustNewConstMetric(descCtlPending, prometheus.GaugeValue, d.Pending, id)
 }
