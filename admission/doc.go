@@ -14,7 +14,9 @@
 // The controller (Controller) sizes admission by what the origin is
 // measured to take: an additive-increase, multiplicative-decrease limit on
 // active visitors, bounded by caps and by the linked inventory's remaining
-// seats; the engine compensates for no-shows. ETAs come from a
+// seats; the engine compensates for no-shows: visitors reached whose pass
+// never went through the gate (the proxy reports each pass's first use
+// with NoteUse). ETAs come from a
 // conservative estimate of the admission rate (RateEstimator).
 //
 // The queue's decisions are all made here: Arrive answers a join (a new
@@ -31,7 +33,8 @@
 //
 // By concept: the engine and its events in engine.go, joins in arrive.go,
 // polls in status.go, the tick (lease, draws, following the store) in
-// tick.go, the controller's advance in regulate.go, operator calls in
+// tick.go, the controller's advance in regulate.go, pass uses (the
+// buffer every replica flushes) in uses.go, operator calls in
 // operator.go; tickets and passes in tokens.go, their keys in keyring.go,
 // the claims decoder in claims.go, invite codes in invite.go, the presale
 // allowlist in allowlist.go. The design and its contracts are in

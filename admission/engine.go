@@ -209,6 +209,9 @@ type event struct {
 	slots slotCache
 	// passed counts the visitors let straight through on this replica.
 	passed atomic.Int64
+	// uses are the passes first used on this replica since the last
+	// tick (see uses.go).
+	uses useBuffer
 
 	tickMu   sync.Mutex // serialises ticks; guards what follows
 	ctrl     *Controller
@@ -243,8 +246,9 @@ type lane struct {
 	undrawn  map[int]int
 	nundrawn atomic.Int64 // the sum of undrawn, read without the lock
 
-	live    *liveness
-	claimed *bitset // claimed as seen by this replica
+	live     *liveness
+	claimed  *bitset // claimed as seen by this replica
+	usedHere *bitset // passes whose use this replica recorded (see NoteUse)
 
 	lateMu sync.Mutex
 	late   map[uint64]time.Time // came after their grace; admitted at the next tick
@@ -290,7 +294,7 @@ func newEvent(e *Engine, cfg EventConfig) *event {
 	ev.pending = map[VisitorID]VisitorBar{}
 	for _, lc := range cfg.Lanes {
 		l := &lane{cfg: lc, event: ev, draws: map[int]*drawnTranche{}, undrawn: map[int]int{},
-			live: newLiveness(liveOrigin), claimed: newBitset(), skipped: newBitset(),
+			live: newLiveness(liveOrigin), claimed: newBitset(), usedHere: newBitset(), skipped: newBitset(),
 			late: map[uint64]time.Time{}, lateOK: map[uint64]time.Time{},
 			est: NewRateEstimator(DefaultRateWindow)}
 		l.drawnTo.Store(-1)

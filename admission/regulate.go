@@ -15,8 +15,21 @@ type Figures struct {
 	Leader     bool
 	Limit      int
 	Admitted1m int
+	// NoShowRate is the share of the numbers offered (the serving
+	// counter passed them) between a minute and the no-show grace before
+	// the last tick whose pass was never used: no request carrying it
+	// went through the gate, on any replica. A visitor who never came
+	// for their turn and one who took the pass and never came are both
+	// no-shows; one who comes late stops being one while their offer is
+	// in the window. Pending counts the numbers offered within the grace
+	// whose pass has not been used yet, taken or not. Both are the
+	// leader's.
 	NoShowRate float64
 	Pending    int
+	// UsesDropped counts the first uses of passes that this replica
+	// could not take for the store (its buffer was full, see
+	// Engine.NoteUse); each is tried again at the pass's next request.
+	UsesDropped int64
 	// Mode is the mode in force (the operator's or the configured one).
 	Mode Mode
 	// Queueing tells whether visitors without a pass go to the room;
@@ -284,26 +297,31 @@ func (l *lane) drawTimes(from uint64) func(uint64) time.Time {
 
 // pendingAndNoShows measures, from the offers of the last grace period
 // and the minute before it: how many offered visitors have not come yet
-// (pending), and what share of offers ended as no-shows.
+// (pending), and what share of offers ended as no-shows. A visitor came
+// when their pass was used at the gate (Store.Used, marked by every
+// replica's tick): one who took the pass and never made a request is
+// pending within the grace and a no-show after it.
 func (ev *event) pendingAndNoShows(ctx context.Context, now time.Time) (int, float64, error) {
 	grace := ev.cfg.NoShowGrace
 	oldest := now.Add(-grace - noShowWindow)
-	pending, offeredOld, claimedOld := 0, 0, 0
+	pending, offeredOld, usedOld := 0, 0, 0
 	for _, l := range ev.lanes {
 		l.offers = slices.DeleteFunc(l.offers, func(o offer) bool { return o.at.Before(oldest) })
 		if len(l.offers) == 0 {
 			continue
 		}
 		from, to := l.offers[0].from, l.offers[len(l.offers)-1].to
-		claimed, err := ev.e.opts.Store.Claimed(ctx, ev.cfg.ID, l.cfg.Name, from, to)
+		used, err := ev.usedRange(ctx, l, from, to)
 		if err != nil {
 			return 0, 0, err
 		}
 		for _, o := range l.offers {
 			offered, came := 0, 0
 			for k := o.from; k <= o.to; k++ {
-				c := claimed[k-from]
+				c := used[k-from]
 				if c {
+					// A pass was minted for it: the visitor claimed their
+					// turn (a late poll here needs no store read).
 					l.claimed.set(k)
 				}
 				if l.skipped.has(k) {
@@ -318,13 +336,13 @@ func (ev *event) pendingAndNoShows(ctx context.Context, now time.Time) (int, flo
 				pending += offered - came
 			} else {
 				offeredOld += offered
-				claimedOld += came
+				usedOld += came
 			}
 		}
 	}
 	rate := 0.0
 	if offeredOld >= 20 {
-		rate = float64(offeredOld-claimedOld) / float64(offeredOld)
+		rate = float64(offeredOld-usedOld) / float64(offeredOld)
 	}
 	return pending, rate, nil // the controller discounts pending by the rate
 }
@@ -363,6 +381,7 @@ func (ev *event) publishFigures(now time.Time) {
 	}
 	f.State, f.Leader = ev.state(now), ev.leader.Load()
 	f.PassedThrough = ev.passed.Load()
+	f.UsesDropped = ev.uses.dropped.Load()
 	f.Mode = ev.mode()
 	f.Queueing = ev.queueing(f.State)
 	f.Lanes = make(map[string]LaneFigures, len(ev.lanes))

@@ -69,8 +69,8 @@ func (d Draw) Next() uint64 { return d.First + d.Count }
 // by several processes.
 //
 // Durability: AppendMember, Seed, RecordDraw, Advance, Revoke,
-// BarVisitors, UseInvite and SetControl are durable when they return. Claim and SaveController
-// may be batched (flushed at least once a second and on Close): losing the
+// BarVisitors, UseInvite and SetControl are durable when they return. Claim, MarkUsed and
+// SaveController may be batched (flushed at least once a second and on Close): losing the
 // last second of them after a crash only blurs a measurement. An
 // operation whose context ends may still take effect.
 //
@@ -118,6 +118,17 @@ type Store interface {
 	// inclusive, which were claimed (index i is number from+i).
 	Claim(ctx context.Context, event, lane string, n uint64) error
 	Claimed(ctx context.Context, event, lane string, from, to uint64) ([]bool, error)
+
+	// MarkUsed notes that the passes of numbers were used: a request
+	// carrying one was let through the gate, on any replica (see
+	// Engine.NoteUse). Marking a number again is harmless. At most
+	// MaxUseBatch numbers, each from 1 to the store's largest number;
+	// otherwise ErrBadNumbers, and nothing is marked. The slice is not
+	// kept. Used reports, for numbers from..to inclusive, which were
+	// marked (index i is number from+i); 1 ≤ from ≤ to and at most
+	// MaxUsedSpan numbers, otherwise ErrBadNumbers.
+	MarkUsed(ctx context.Context, event, lane string, numbers []uint64) error
+	Used(ctx context.Context, event, lane string, from, to uint64) ([]bool, error)
 
 	// Revoke bars a pass (by its id) until its expiry (revoking it again
 	// keeps the later time); Revocations lists the bars still in force.

@@ -53,9 +53,12 @@ func (ev *event) tick(ctx context.Context, now time.Time) error {
 		ev.revoked.Store(&rv)
 	}
 	ev.refreshBars(ctx, now)
+	// Every replica writes the pass uses it saw, before the leader
+	// measures no-shows from them.
+	usesErr := ev.flushUses(ctx)
 	lead, err := s.Lease(ctx, id, ev.e.opts.Replica, leaseTicks*ev.cfg.Controller.Tick)
 	if err != nil {
-		return err
+		return errors.Join(usesErr, err)
 	}
 	if lead && !ev.leader.Load() {
 		ev.restored = false // a new leader rescans and restores its controller
@@ -66,7 +69,7 @@ func (ev *event) tick(ctx context.Context, now time.Time) error {
 	ev.leader.Store(lead)
 	// Follow first: a replica that has just become leader (or restarted)
 	// learns the draws and counters already stored before it adds any.
-	errs := []error{ev.follow(ctx, now)}
+	errs := []error{usesErr, ev.follow(ctx, now)}
 	if lead {
 		errs = append(errs, ev.seedAndDraw(ctx, now), ev.regulate(ctx, now))
 	}
@@ -141,6 +144,7 @@ func (ev *event) seed(ctx context.Context, l *lane, tr int) ([]byte, error) {
 func (l *lane) install(d Draw, ordered []VisitorID) {
 	l.live.grow(d.Next())
 	l.claimed.grow(d.Next())
+	l.usedHere.grow(d.Next())
 	l.skipped.grow(d.Next())
 	l.mu.Lock()
 	l.draws[d.Tranche] = &drawnTranche{draw: d, ordered: ordered}

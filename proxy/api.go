@@ -455,6 +455,9 @@ func (p *Proxy) auth(ctx *fasthttp.RequestCtx, rq *request) {
 		}
 		r.counts.forwarded.Inc()
 		r.ev.meter.SeenAt(&e.v.seen, now)
+		if !e.v.used.Load() {
+			p.firstUse(r.ev, e)
+		}
 		ctx.Response.Header.SetBytesV("X-Waitroom-Visitor", e.v.visitor[:])
 		ctx.Response.Header.SetBytesV("X-Waitroom-Event", r.ev.id)
 		if now.Unix() >= e.v.renewAt.Load() {

@@ -347,6 +347,16 @@ func (p *Proxy) validPass(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, no
 	return e
 }
 
+// firstUse tells the engine that a request with pass e went through the
+// gate, so that its visitor counts as having come (the no-show rate);
+// once the engine took note, the pass's later requests only read e's
+// flag.
+func (p *Proxy) firstUse(ev *event, e *cached[passEntry]) {
+	if p.engine.NoteUse(ev.ID, &e.v.pass) {
+		e.v.used.Store(true)
+	}
+}
+
 // passFiller fills a cache entry with a pass verified for the binding
 // inputs with, due for renewal at renewAt (zero: never).
 func passFiller(pass admission.Pass, with signals, renewAt time.Time) func(e *passEntry) {
@@ -406,6 +416,9 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass 
 		me = r.ev.meter
 		me.SeenAt(&pass.v.seen, now)
 		tok = me.StartAt(now)
+		if !pass.v.used.Load() {
+			p.firstUse(r.ev, pass)
+		}
 	}
 	out := o.Forward(ctx, &fw)
 	if np := rq.newPass; np != nil && !ctx.Hijacked() {

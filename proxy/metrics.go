@@ -164,7 +164,9 @@ var (
 	descAdmitted = prometheus.NewDesc("waitroom_admitted_last_minute",
 		"Visitors admitted in the last minute.", []string{"event"}, nil)
 	descNoShow = prometheus.NewDesc("waitroom_no_show_rate",
-		"Share of reached visitors who did not come back for their pass.", []string{"event"}, nil)
+		"Share of reached visitors whose pass was never used at the gate: they never came for their turn, or took the pass and never came.", []string{"event"}, nil)
+	descUsesDropped = prometheus.NewDesc("waitroom_pass_uses_dropped_total",
+		"First uses of passes this replica could not buffer for the store (tried again at the pass's next request).", []string{"event"}, nil)
 	descLeader = prometheus.NewDesc("waitroom_event_leader",
 		"1 when this replica runs the event's draws and controller.", []string{"event"}, nil)
 	descServing = prometheus.NewDesc("waitroom_queue_serving",
@@ -211,7 +213,7 @@ var allStates = []admission.State{admission.StateScheduled, admission.StatePrequ
 	admission.StateSoldOut, admission.StateClosed, admission.StatePaused, admission.StateMaintenance, admission.StatePassthrough}
 
 func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descState, descLimit, descAdmitted, descNoShow, descLeader,
+	for _, d := range []*prometheus.Desc{descState, descLimit, descAdmitted, descNoShow, descUsesDropped, descLeader,
 		descServing, descDrawn, descWaiting, descUndrawn, descQueueing, descSlots, descDecisions, descReason,
 		descCapacity, descBaseLatency, descCtlLatency, descUsage, descCtlPending} {
 		ch <- d
@@ -236,6 +238,7 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descLimit, prometheus.GaugeValue, float64(f.Limit), id)
 		ch <- prometheus.MustNewConstMetric(descAdmitted, prometheus.GaugeValue, float64(f.Admitted1m), id)
 		ch <- prometheus.MustNewConstMetric(descNoShow, prometheus.GaugeValue, f.NoShowRate, id)
+		ch <- prometheus.MustNewConstMetric(descUsesDropped, prometheus.CounterValue, float64(f.UsesDropped), id)
 		queueing := 0.0
 		if f.Queueing {
 			queueing = 1

@@ -140,6 +140,9 @@ type passEntry struct {
 	// once one did (see renew.go).
 	renewAt atomic.Int64
 	renewed atomic.Pointer[renewal]
+	// used is set once the engine took note of the pass's first use at
+	// the gate (see firstUse): later requests skip the call.
+	used atomic.Bool
 }
 
 // New checks opts and builds a Proxy. Close releases it.

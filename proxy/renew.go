@@ -64,6 +64,7 @@ func (p *Proxy) renew(ctx *fasthttp.RequestCtx, ev *event, e *cached[passEntry],
 	if e.v.renewed.CompareAndSwap(nil, r) {
 		// The visitor keeps their one place in the active count.
 		e.v.seen.HandOver(&ne.v.seen)
+		ne.v.used.Store(e.v.used.Load()) // and their use is noted already
 		ev.counts.passesRenewed.Inc()
 	} else {
 		r = e.v.renewed.Load() // a concurrent request renewed it first

@@ -136,7 +136,10 @@ func TestShadowIndistinguishable(t *testing.T) {
 	for s := 12; s <= 20; s++ {
 		r.tick(t, secs(s))
 		for _, tk := range crowd {
-			r.engine.Status(t.Context(), "show", tk) // the crowd comes for its passes
+			// The crowd comes for its passes, and with them to the site.
+			if res, err := r.engine.Status(t.Context(), "show", tk); err == nil && res.Pass != nil {
+				r.engine.NoteUse("show", res.Pass)
+			}
 		}
 		for _, tr := range all {
 			var hs []string

@@ -11,8 +11,8 @@ import (
 	"github.com/waitroom/waitroom/admission"
 )
 
-// testPersistence: everything durable survives Reopen; claims and the
-// controller state too, since Reopen closes the store first.
+// testPersistence: everything durable survives Reopen; claims, pass uses
+// and the controller state too, since Reopen closes the store first.
 func testPersistence(t *testing.T, h Harness) {
 	s := h.New(t)
 	ev := NewEventID()
@@ -33,6 +33,8 @@ func testPersistence(t *testing.T, h Harness) {
 	check(t, s.Claim(ctx, ev, public, 1))
 	check(t, s.Claim(ctx, ev, public, 2))
 	check(t, s.Claim(ctx, ev, "presale", 1))
+	check(t, s.MarkUsed(ctx, ev, public, []uint64{2, 3}))
+	check(t, s.MarkUsed(ctx, ev, "presale", []uint64{1}))
 	until := time.Now().Add(time.Hour)
 	check(t, s.Revoke(ctx, ev, "pass-1", until))
 	now := time.Now()
@@ -68,6 +70,12 @@ func testPersistence(t *testing.T, h Harness) {
 	if got := bits(claimed(t, s, ev, "presale", 1, 2)); got != "10" {
 		t.Fatalf("presale Claimed after reopen = %s", got)
 	}
+	if got := bits(used(t, s, ev, public, 1, 4)); got != "0110" {
+		t.Fatalf("Used after reopen = %s", got)
+	}
+	if got := bits(used(t, s, ev, "presale", 1, 2)); got != "10" {
+		t.Fatalf("presale Used after reopen = %s", got)
+	}
 	if r := revocations(t, s, ev); len(r) != 1 || !near(r["pass-1"], until) {
 		t.Fatalf("Revocations after reopen = %v", r)
 	}
@@ -98,5 +106,9 @@ func testPersistence(t *testing.T, h Harness) {
 	check(t, s.Claim(ctx, ev, public, 3))
 	if got := bits(claimed(t, s, ev, public, 1, 3)); got != "111" {
 		t.Fatalf("Claimed after a claim after reopen = %s", got)
+	}
+	check(t, s.MarkUsed(ctx, ev, public, []uint64{1}))
+	if got := bits(used(t, s, ev, public, 1, 4)); got != "1110" {
+		t.Fatalf("Used after a use after reopen = %s", got)
 	}
 }

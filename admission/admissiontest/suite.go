@@ -1,7 +1,7 @@
 // Run, the suite's one entry point, and the helpers every group of cases
 // shares. The cases sit by concern: members.go, draws.go (seeds and
-// draws), serving.go (counters and claims), passes.go (revocations, bars,
-// invites), control.go (control, controller state, lease) and
+// draws), serving.go (counters and claims), uses.go (pass uses),
+// passes.go (revocations, bars, invites), control.go (control, controller state, lease) and
 // persistence.go.
 
 package admissiontest
@@ -55,6 +55,10 @@ func Run(t *testing.T, h Harness) {
 		{"Serving", testServing},
 		{"Claims", testClaims},
 		{"ClaimedRanges", testClaimedRanges},
+		{"Uses", testUses},
+		{"UsedRanges", testUsedRanges},
+		{"UsesRefused", testUsesRefused},
+		{"UsesConcurrent", testUsesConcurrent},
 		{"Revocations", testRevocations},
 		{"RevocationsExpire", testRevocationsExpire},
 		{"VisitorBars", testVisitorBars},
@@ -123,6 +127,9 @@ func testEmpty(t *testing.T, s admission.Store) {
 	}
 	if c := claimed(t, s, ev, public, 1, 20); len(c) != 20 || slices.Contains(c, true) {
 		t.Fatalf("Claimed of a new event = %s", bits(c))
+	}
+	if u := used(t, s, ev, public, 1, 20); slices.Contains(u, true) {
+		t.Fatalf("Used of a new event = %s", bits(u))
 	}
 	r, err := s.Revocations(ctx, ev)
 	check(t, err)

@@ -12,14 +12,14 @@
 // RSS per visitor, measured by TestMemory10M). Only durable members are
 // ever read back; Members returns a copy.
 //
-// Everything else — seeds, draw records, serving counters, claims,
-// revocations, visitor bars, invite uses, operator control and controller
+// Everything else — seeds, draw records, serving counters, claims, pass
+// uses, revocations, visitor bars, invite uses, operator control and controller
 // state — is small: it is kept in memory and written whole to one state
 // file per event, replaced atomically by fsutil.WriteFile (temporary
 // file, fsync, rename, fsync of the directory). Seed, RecordDraw, Advance, Revoke, BarVisitors,
 // UseInvite and SetControl return once a state file holding their change
-// is on disk; concurrent ones share a write. Claim and SaveController
-// only mark the state dirty:
+// is on disk; concurrent ones share a write. Claim, MarkUsed and
+// SaveController only mark the state dirty:
 // a background goroutine writes it every second, and Close writes it.
 //
 // Layout of the data directory:

@@ -1,5 +1,5 @@
-// The queue's state: members, seeds, draws, serving counters and claimed
-// numbers.
+// The queue's state: members, seeds, draws, serving counters, claimed
+// numbers and used passes.
 
 package memstore
 
@@ -209,17 +209,34 @@ func (s *Store) Claim(ctx context.Context, event, lane string, n uint64) error {
 	e := s.event(event, true)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	b := e.claims[lane]
+	e.lazy = setBit(e.claims, lane, n) || e.lazy
+	return nil
+}
+
+// setBit sets bit n of a lane's bitmap in bitmaps (most significant
+// first, as Redis SETBIT), growing it as needed, and reports whether it
+// was clear.
+func setBit(bitmaps map[string][]byte, lane string, n uint64) bool {
+	b := bitmaps[lane]
 	i, bit := int(n/8), byte(0x80>>(n%8))
 	if i >= len(b) {
 		b = append(b, make([]byte, i+1-len(b))...)
-		e.claims[lane] = b
+		bitmaps[lane] = b
 	}
-	if b[i]&bit == 0 {
-		b[i] |= bit
-		e.lazy = true
+	if b[i]&bit != 0 {
+		return false
 	}
-	return nil
+	b[i] |= bit
+	return true
+}
+
+// readBits reports bits from..to of bitmap b (index i is bit from+i).
+func readBits(b []byte, from, to uint64) []bool {
+	out := make([]bool, to-from+1)
+	for n := from; n <= to && n/8 < uint64(len(b)); n++ {
+		out[n-from] = b[n/8]&(0x80>>(n%8)) != 0
+	}
+	return out
 }
 
 // Claimed implements admission.Store. It answers for at most 2^30
@@ -231,20 +248,55 @@ func (s *Store) Claimed(ctx context.Context, event, lane string, from, to uint64
 	if to-from >= maxClaimedSpan {
 		return nil, fmt.Errorf("memstore: Claimed of %d..%d spans too many numbers", from, to)
 	}
+	return s.readBitmap(event, lane, from, to, claimBits)
+}
+
+// MarkUsed implements admission.Store. It is batched, as Claim: written
+// within FlushInterval, and by Close. Numbers must be 1 to MaxNumber.
+func (s *Store) MarkUsed(ctx context.Context, event, lane string, numbers []uint64) error {
+	if err := admission.CheckUseBatch(numbers, MaxNumber); err != nil {
+		return fmt.Errorf("memstore: %w", err)
+	}
 	if err := s.enter(event); err != nil {
+		return err
+	}
+	defer s.life.RUnlock()
+	if len(numbers) == 0 {
+		return nil
+	}
+	e := s.event(event, true)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, n := range numbers {
+		e.lazy = setBit(e.used, lane, n) || e.lazy
+	}
+	return nil
+}
+
+// Used implements admission.Store.
+func (s *Store) Used(ctx context.Context, event, lane string, from, to uint64) ([]bool, error) {
+	if err := admission.CheckUsedRange(from, to); err != nil {
+		return nil, fmt.Errorf("memstore: %w", err)
+	}
+	return s.readBitmap(event, lane, from, to, useBits)
+}
+
+func claimBits(e *event) map[string][]byte { return e.claims }
+func useBits(e *event) map[string][]byte   { return e.used }
+
+// readBitmap reads bits from..to of a lane's bitmap among those pick
+// returns (claims or uses); an event the store has no state of has none
+// set.
+func (s *Store) readBitmap(id, lane string, from, to uint64, pick func(*event) map[string][]byte) ([]bool, error) {
+	if err := s.enter(id); err != nil {
 		return nil, err
 	}
 	defer s.life.RUnlock()
-	out := make([]bool, to-from+1)
-	e := s.event(event, false)
+	e := s.event(id, false)
 	if e == nil {
-		return out, nil
+		return make([]bool, to-from+1), nil
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	b := e.claims[lane]
-	for n := from; n <= to && n/8 < uint64(len(b)); n++ {
-		out[n-from] = b[n/8]&(0x80>>(n%8)) != 0
-	}
-	return out, nil
+	return readBits(pick(e)[lane], from, to), nil
 }

@@ -32,7 +32,7 @@ type trancheKey struct {
 // Durable changes bump gen and wait until a state file of at least that
 // gen is on disk (persist). Readers wait for the gen they observed, so no
 // answer rests on a change a crash could still take away. Batched changes
-// (claims, controller state) only set lazy.
+// (claims, pass uses, controller state) only set lazy.
 type event struct {
 	s    *Store
 	name string
@@ -49,6 +49,7 @@ type event struct {
 	draws      map[string][]admission.Draw
 	serving    map[string]uint64
 	claims     map[string][]byte                 // per lane, bit n (most significant first, as Redis SETBIT) is number n
+	used       map[string][]byte                 // per lane, as claims: number n's pass was used at the gate
 	revoked    map[string]int64                  // pass id → until (Unix ms)
 	bars       map[admission.VisitorID]barRecord // visitor bars in force
 	invites    map[string]int64                  // code → forget (Unix ms; 0: never)
@@ -72,7 +73,7 @@ func newEvent(s *Store, name string) *event {
 	return &event{s: s, name: name, dir: filepath.Join(s.opts.Dir, "events", escape(name)),
 		tranches: map[trancheKey]*memberLog{}, seeds: map[trancheKey][]byte{},
 		draws: map[string][]admission.Draw{}, serving: map[string]uint64{}, claims: map[string][]byte{},
-		revoked: map[string]int64{}, bars: map[admission.VisitorID]barRecord{}, invites: map[string]int64{}}
+		used: map[string][]byte{}, revoked: map[string]int64{}, bars: map[admission.VisitorID]barRecord{}, invites: map[string]int64{}}
 }
 
 // ensureDir creates the event's directory and makes its entry durable.
@@ -217,6 +218,7 @@ type stateFile struct {
 	Draws      map[string][]admission.Draw `json:"draws,omitempty"`
 	Serving    map[string]uint64           `json:"serving,omitempty"`
 	Claims     map[string][]byte           `json:"claims,omitempty"`
+	Used       map[string][]byte           `json:"used,omitempty"`
 	Revoked    map[string]int64            `json:"revoked,omitempty"`
 	Bars       []barRecord                 `json:"bars,omitempty"`
 	Invites    map[string]int64            `json:"invites,omitempty"`
@@ -242,7 +244,7 @@ type seedRecord struct {
 // uses that no longer need remembering. Called with e.mu held; encoding
 // happens after. Seeds, draw records and controller state are never
 // changed in place (only replaced or appended to), so sharing them is
-// safe; claim bitmaps are changed in place and are copied.
+// safe; claim and use bitmaps are changed in place and are copied.
 func (e *event) capture() (*stateFile, uint64) {
 	now := e.s.now()
 	for id, until := range e.revoked {
@@ -261,7 +263,7 @@ func (e *event) capture() (*stateFile, uint64) {
 		}
 	}
 	st := &stateFile{Format: stateFormat, Event: e.name, Draws: map[string][]admission.Draw{},
-		Serving: maps.Clone(e.serving), Claims: map[string][]byte{}, Revoked: maps.Clone(e.revoked),
+		Serving: maps.Clone(e.serving), Claims: map[string][]byte{}, Used: map[string][]byte{}, Revoked: maps.Clone(e.revoked),
 		Invites: maps.Clone(e.invites), Control: copyControl(e.control), Controller: e.controller}
 	for _, b := range e.bars {
 		st.Bars = append(st.Bars, b)
@@ -281,6 +283,9 @@ func (e *event) capture() (*stateFile, uint64) {
 	}
 	for lane, b := range e.claims {
 		st.Claims[lane] = slices.Clone(b)
+	}
+	for lane, b := range e.used {
+		st.Used[lane] = slices.Clone(b)
 	}
 	return st, e.gen
 }
@@ -311,6 +316,7 @@ func (e *event) loadState() error {
 	}
 	maps.Copy(e.serving, st.Serving)
 	maps.Copy(e.claims, st.Claims)
+	maps.Copy(e.used, st.Used)
 	maps.Copy(e.revoked, st.Revoked)
 	for _, b := range st.Bars {
 		e.bars[b.Visitor] = b

@@ -17,11 +17,11 @@ import (
 	"github.com/waitroom/waitroom/admission"
 )
 
-// FlushInterval is how often batched changes (claims, controller state)
-// are written.
+// FlushInterval is how often batched changes (claims, pass uses,
+// controller state) are written.
 const FlushInterval = time.Second
 
-// MaxNumber is the largest queue number Claim accepts (the largest bit
+// MaxNumber is the largest queue number Claim and MarkUsed accept (the largest bit
 // offset of a Redis bitmap, so that both stores agree).
 const MaxNumber = 1<<32 - 1
 

@@ -12,6 +12,7 @@
 //	p drawlast:<lane>        "<tranche> <next number>" of the lane's last draw
 //	p serving                serving counters (hash: lane -> decimal, raised by a Lua max)
 //	p claims:<lane>          claims (bitmap: SETBIT number)
+//	p used:<lane>            passes used at the gate (bitmap: BITFIELD SET u1 number, a batch per call)
 //	p revoked                revocations (zset: score until in Unix ms, pruned on use)
 //	p bars                   visitor bars (hash: 16 raw bytes -> "from:until:reason", ms)
 //	p barexp                 their expiry (zset: score until, member visitor; pruned on use)

@@ -90,11 +90,20 @@ func TestKeys(t *testing.T) {
 	s.AppendMember(ctx, "e1", "public", 3, v)
 	s.Seed(ctx, "e1", "public", 3, []byte("s"))
 	s.Claim(ctx, "e1", "public", 9)
+	if err := s.MarkUsed(ctx, "e1", "public", []uint64{9, 12}); err != nil {
+		t.Fatal(err)
+	}
 	s.Advance(ctx, "e1", "public", 2)
 	s.Lease(ctx, "e1", "a", 1000000)
 	got, err := s.c.Get(ctx, "wr:adm:{adm:e1}:m:public:3").Bytes()
 	if err != nil || string(got) != string(v[:]) {
 		t.Fatalf("members key holds %x, %v", got, err)
+	}
+	// Uses are bits as SETBIT numbers them, like claims.
+	for n, want := range map[int64]int64{8: 0, 9: 1, 12: 1} {
+		if b, err := s.c.GetBit(ctx, "wr:adm:{adm:e1}:used:public", n).Result(); err != nil || b != want {
+			t.Fatalf("GETBIT used %d = %d, %v; want %d", n, b, err, want)
+		}
 	}
 	keys, err := s.c.Keys(ctx, "*").Result()
 	if err != nil {
@@ -102,7 +111,7 @@ func TestKeys(t *testing.T) {
 	}
 	slices.Sort(keys)
 	want := []string{"wr:adm:{adm:e1}:claims:public", "wr:adm:{adm:e1}:lease", "wr:adm:{adm:e1}:m:public:3",
-		"wr:adm:{adm:e1}:seed:public:3", "wr:adm:{adm:e1}:serving"}
+		"wr:adm:{adm:e1}:seed:public:3", "wr:adm:{adm:e1}:serving", "wr:adm:{adm:e1}:used:public"}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("keys = %q, want %q", keys, want)
 	}

@@ -1,5 +1,5 @@
-// The queue's state: members, seeds, draws, serving counters and claimed
-// numbers.
+// The queue's state: members, seeds, draws, serving counters, claimed
+// numbers and used passes.
 
 package redisstore
 
@@ -204,11 +204,17 @@ func (s *Store) Claimed(ctx context.Context, event, lane string, from, to uint64
 	if to-from >= maxClaimedSpan {
 		return nil, fmt.Errorf("redisstore: Claimed of %d..%d spans too many numbers", from, to)
 	}
+	return s.readBits(ctx, s.key(event, "claims:"+lane), from, to)
+}
+
+// readBits reads bits from..to of a bitmap: GETRANGE of its bytes (in
+// 16 MiB pieces), bits picked out here. Bits past the bitmap's end, or
+// past MaxNumber, are clear.
+func (s *Store) readBits(ctx context.Context, key string, from, to uint64) ([]bool, error) {
 	out := make([]bool, to-from+1)
 	if from > MaxNumber {
 		return out, nil
 	}
-	key := s.key(event, "claims:"+lane)
 	last := min(to, MaxNumber) / 8
 	for lo := from / 8; lo <= last; lo += uint64(readChunk) {
 		hi := min(lo+uint64(readChunk)-1, last)
@@ -233,4 +239,52 @@ func (s *Store) Claimed(ctx context.Context, event, lane string, from, to uint64
 		}
 	}
 	return out, nil
+}
+
+// useChunk is how many numbers one BITFIELD of MarkUsed sets.
+const useChunk = 1024
+
+// MarkUsed implements admission.Store: BITFIELD SET u1 on a bitmap per
+// lane (as Claim's), at most useChunk numbers per command, the commands
+// sent in one pipeline. Numbers must be 1 to MaxNumber. Like every key of
+// an event, the bitmap stays until an operator deletes the event's keys;
+// it takes a bit per number up to the largest marked (125 kB a million).
+func (s *Store) MarkUsed(ctx context.Context, event, lane string, numbers []uint64) error {
+	if err := checkEvent(event); err != nil {
+		return err
+	}
+	if err := admission.CheckUseBatch(numbers, MaxNumber); err != nil {
+		return fmt.Errorf("redisstore: %w", err)
+	}
+	if len(numbers) == 0 {
+		return nil
+	}
+	key := s.key(event, "used:"+lane)
+	_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for len(numbers) > 0 {
+			k := min(len(numbers), useChunk)
+			args := make([]any, 0, 4*k)
+			for _, n := range numbers[:k] {
+				args = append(args, "SET", "u1", n, 1)
+			}
+			p.BitField(ctx, key, args...)
+			numbers = numbers[k:]
+		}
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// Used implements admission.Store: GETRANGE of the bitmap MarkUsed sets.
+func (s *Store) Used(ctx context.Context, event, lane string, from, to uint64) ([]bool, error) {
+	if err := checkEvent(event); err != nil {
+		return nil, err
+	}
+	if err := admission.CheckUsedRange(from, to); err != nil {
+		return nil, fmt.Errorf("redisstore: %w", err)
+	}
+	return s.readBits(ctx, s.key(event, "used:"+lane), from, to)
 }

@@ -278,6 +278,9 @@ func Run(cfg Config) (*Result, error) {
 						res.Admitted++
 						winAdmitted++
 						org.enter(v, clk.now())
+						// Their first request goes through the gate with
+						// the pass, as the proxy reports it.
+						engine.NoteUse(ev.ID, r.Pass)
 					}
 					continue // admitted visitors stop polling
 				}

@@ -56,8 +56,10 @@ type Event struct {
 	// renewal off. Otherwise at least session_duration.
 	MaxSession Duration `yaml:"max_session"`
 	// How long a visitor whose turn came may take to come back (poll and
-	// take the pass) before counting as a no-show, whose place goes to
-	// the next visitor.
+	// take the pass) before their place goes to the next visitor. A
+	// visitor whose pass has not gone through the gate by then (never
+	// taken, or taken and never used) counts as a no-show in the measured
+	// no-show rate the controller compensates for.
 	NoShowGrace Duration `yaml:"no_show_grace"`
 	// How long an admitted visitor's pass keeps working after their
 	// origin answered X-Waitroom-Complete: 1 (a purchase done), so the
