@@ -12,29 +12,95 @@ import (
 const (
 	DefaultTargetP95       = 800 * time.Millisecond
 	DefaultTargetErrorRate = 0.01
-	DefaultInitialActive   = 50
+	DefaultInitialActive   = 20
 	DefaultMinActive       = 10
-	DefaultDecrease        = 0.7
+	DefaultDecrease        = 0.5
 )
 
 // Tuning of the controller that is not configuration.
 const (
+	// ctlAllowance is the line the controller keeps at the origin: its
+	// target mean latency is the baseline × (1 + ctlAllowance), a few
+	// requests waiting so that no server idles between two visitors, and
+	// far from the 2 × baseline at which visitors feel it.
+	ctlAllowance = 0.1
+	// ctlTailGuard: a p95 beyond this multiple of the baseline p95 eases
+	// the target by ctlTailEase a tick, whatever the mean says, so that
+	// the tail stays clear of the 2 × baseline visitors notice.
+	ctlTailGuard = 1.9
+	ctlTailEase  = 0.97
+	// ctlProbeBelow: a mean latency within this share of the baseline
+	// means nothing waits at the origin, so the limit may grow faster
+	// than the model says (a probe); ctlQueueAbove: beyond this share a
+	// line has formed and what the origin serves is its capacity.
+	ctlProbeBelow = 0.05
+	ctlQueueAbove = 0.2
+	// ctlStartGain is how much the active visitors may grow per round
+	// until the origin first queues (a slow start: doubling per round);
+	// ctlReturnGain while they are below what the origin took in the last
+	// ctlCapLong; ctlProbeGain beyond it (a capacity not seen yet is
+	// approached a quarter at a time, which its 2 × baseline never sees).
+	ctlStartGain   = 2
+	ctlReturnGain  = 1.25
+	ctlReturnBelow = 0.8
+	ctlProbeGain   = 1.1
+	// ctlCalmTicks is how many ticks in a row the origin must answer at
+	// its baseline before the limit grows past the slow start: one
+	// calm tick is a lull between two waves of visitors as often as not.
+	ctlCalmTicks = 2
+	// ctlBaseWindow is how long the unloaded latency (the least mean of
+	// a tick) is remembered; ctlCapLong how long the most the origin
+	// served while queueing is.
+	ctlBaseWindow = 2 * time.Minute
+	ctlCapLong    = 5 * time.Minute
+	ctlCapRecent  = 15 * time.Second
+	// ctlMinAnswered is the least number of answered requests a tick's
+	// latencies are trusted on; a tick with fewer is merged with the
+	// ticks before it, up to ctlMergeTicks of them.
+	ctlMinAnswered = 20
+	ctlMergeTicks  = 5
+	// ctlSmooth is the weight of a new tick in the smoothed think time,
+	// departures and admissions.
+	ctlSmooth = 0.3
+	// ctlPaceHorizon is the ticks over which the room under the limit
+	// is let in, on top of the pace at which visitors leave: admissions
+	// spread over the seconds instead of arriving together, and a crowd
+	// that turns over in waves does not keep its waves.
+	ctlPaceHorizon = 2
+	// ctlUsageSmooth is the weight of a new tick in the smoothed usage
+	// the pace corrects by; ctlSlack the share above the limit that
+	// usage may reach between two ticks of pace.
+	ctlUsageSmooth = 0.5
+	ctlSlack       = 0.2
+	// ctlThinkMin and ctlThinkSteady: the think time is measured at
+	// ticks with at least ctlThinkMin active visitors, fewer than
+	// ctlThinkSteady of them more or less than at the tick before.
+	ctlThinkMin    = 5
+	ctlThinkSteady = 0.35
+	// ctlDepartSmooth is the weight of a new tick in the smoothed
+	// departures and request rate the pace is measured by.
+	ctlDepartSmooth = 0.2
+	// ctlTransitGain is the share of the active visitors' shortfall
+	// from the target added to the transit room per tick, and
+	// ctlTransitStep bounds the shortfall counted, as a share of the
+	// target.
+	ctlTransitGain = 0.3
+	ctlTransitStep = 0.25
 	// ctlBinding: the limit grows only while usage (active visitors plus
-	// those expected to come) fills at least this share of it. A limit
-	// that is not binding has not been tried against the origin.
+	// those expected to come) fills at least this share of it, or the
+	// limit held the last admissions back. A limit that is not binding
+	// has not been tried against the origin.
 	ctlBinding = 0.9
 	// ctlIdleDrift is the time constant with which a limit that is not
 	// binding drifts down towards usage/ctlBinding: after a short lull
 	// the limit is still about what the origin was last seen to take;
 	// after minutes of it, it is what is in use now.
 	ctlIdleDrift = time.Minute
-	// ctlCooldownTicks is the least number of ticks between two
-	// decreases; a decrease also waits until it shows (see Step).
-	ctlCooldownTicks = 3
 	// ctlClaimSoon and ctlClaimDecay model how soon visitors who come
 	// claim their turn (near the front they poll every 2 s): an admission
 	// is expected in full for ctlClaimSoon, then fades exponentially with
-	// ctlClaimDecay. Pending visitors beyond what the recent admissions
+	// ctlClaimDecay. Without the engine's count of the visitors arriving
+	// (Arriving), pending visitors beyond what the recent admissions
 	// leave expected are taken for no-shows waiting out their grace;
 	// ctlClaimCovered is the history this estimate needs.
 	ctlClaimSoon    = 5 * time.Second
@@ -44,28 +110,12 @@ const (
 	ctlMaxNoShow = 0.9
 	// ctlHistory is how far back the controller remembers its outputs.
 	ctlHistory = time.Minute
-	// ctlDefaultIncreaseShare and ctlDefaultIncreaseMin make the default
-	// additive step: 5 % of the limit, at least 2.
-	ctlDefaultIncreaseShare = 0.05
-	ctlDefaultIncreaseMin   = 2
-	// ctlMinHeadroom is the least share of the increase applied as the
-	// p95 nears its target; ctlBaseCreep the time constant with which the
-	// unloaded p95 follows a p95 that stays higher (see headroom).
-	ctlMinHeadroom = 0.1
-	ctlBaseCreep   = 5 * time.Minute
-	// ctlClearP95 and ctlClearErrors are how far past their targets the
-	// p95 and the error rate are a clear breach, cut by the full
-	// Decrease; ctlMinCut is the least share of that cut for a marginal
-	// breach (see decrease).
-	ctlClearP95    = 1.5
-	ctlClearErrors = 2
-	ctlMinCut      = 0.1
 	// ctlBucketBurst is the burst of the max_new_per_minute bucket, in
 	// time at the even pace (at least one visitor): an idle site lets the
 	// first visitors in at once, a busy one at the even pace.
 	ctlBucketBurst = 5 * time.Second
 	// ctlStateVersion tags MarshalState's encoding.
-	ctlStateVersion = 1
+	ctlStateVersion = 2
 )
 
 // ControllerInput is what the controller sees at one tick.
@@ -80,6 +130,13 @@ type ControllerInput struct {
 	// who have neither claimed their turn nor turned into a no-show yet,
 	// as numbers: not discounted for no-shows (the controller does that).
 	Pending int
+	// Arriving counts the pending visitors reached within the last
+	// ctlClaimSoon, of ArrivingOffered reached then: visitors who come,
+	// come within seconds, so these are the ones on their way (and the
+	// measured share of no-shows among them). With ArrivingKnown unset
+	// the controller estimates them from its own recent admissions.
+	Arriving, ArrivingOffered int
+	ArrivingKnown             bool
 	// NoShowRate is the measured share of reached visitors who never
 	// came (0..1).
 	NoShowRate float64
@@ -126,33 +183,72 @@ type ControllerOutput struct {
 	Decision Decision
 }
 
-// Controller sizes admission by what the origin is measured to take: an
-// AIMD controller of the number of active visitors. Each tick the limit
-// grows additively while the origin's p95 latency and error rate are
-// within their targets and the limit is actually in use, and shrinks
-// multiplicatively (at most once per cooldown; by Decrease when a target
-// is clearly exceeded, by less when only just) when either is exceeded.
-// New visitors are let in to fill the room under the limit, bounded by
-// the caps and the remaining inventory.
+// Controller sizes admission by what the origin is measured to take.
+//
+// It controls the number of active visitors (those holding a pass and
+// seen at the origin, plus those on their way) with a model of the origin
+// in the manner of TCP BBR: the origin's unloaded latency (the least mean
+// latency of a tick over the last ctlBaseWindow) and its capacity (the
+// requests a second it serves while a line waits at it). By Little's law
+// a visitor who thinks between requests keeps A/R − latency seconds of
+// think time, so the origin running at its capacity R* with a mean
+// latency of target = baseline × (1 + ctlAllowance) carries
+// R* × (think + target) active visitors: that is the target, met every
+// tick from fresh one-second figures rather than approached by small
+// steps. While the origin answers at its baseline the target grows
+// instead by a gain per round (see ctlStartGain): nothing says yet what
+// it can take. Latency above target_p95 or errors above
+// target_error_rate cut the target further, at most to Decrease of itself
+// per tick.
+//
+// Visitors reached but not arrived yet count against the target, and so
+// do the departures expected before they arrive (measured, as the usage
+// that went away), which is what keeps the origin full while its
+// visitors turn over.
 //
 // A Controller is not safe for concurrent use: the leader's tick owns it.
 type Controller struct {
 	cfg     ControllerConfig
 	perSeat float64
 	drift   float64 // share of the gap closed per tick by a limit that is not binding
-	creep   float64 // share of the gap closed per tick by the unloaded p95
 
-	limit float64
-	// cooling is set from a decrease until it has shown in the
-	// measurements; sinceDecrease counts the ticks since it, and
-	// sinceSettled the ticks since usage came down to the limit after it
-	// (-1: not yet).
-	cooling       bool
-	sinceDecrease int
-	sinceSettled  int
-	started       time.Time     // the first tick (of this leader or of those before it)
-	hist          ctlLog        // Admit outputs of the last minute
-	base          time.Duration // the origin's p95 when it is not loaded (see headroom)
+	limit  float64 // on usage: the target and the departures expected before those on their way arrive
+	target float64 // active visitors the origin is to carry
+	// queued is set once the origin has been seen queueing: the slow
+	// start is over.
+	queued  bool
+	started time.Time // the first tick (of this leader or of those before it)
+	hist    ctlLog    // Admit outputs of the last minute
+
+	base    ctlExtreme // least mean latency of a tick (seconds)
+	base95  ctlExtreme // least p95 of a tick (seconds)
+	capLong ctlExtreme // most requests a second served while queueing
+	// capNow is what the origin served at the last tick it queued, at
+	// capAt (valid for ctlCapRecent).
+	capNow float64
+	capAt  time.Time
+	// departs and reqs are the smoothed departures a tick (the usage
+	// that went away) and requests a second: their ratio is the requests
+	// a visitor makes.
+	departs, reqs ctlEWMA
+	usageAvg      ctlEWMA // usage, smoothed
+	recent  ring[Measurements]
+	think   ctlEWMA // seconds between a visitor's requests, less their latency
+	// transit is the room kept above the target for visitors on their
+	// way, who replace those leaving meanwhile: integrated from how far
+	// the active visitors fall short of the target.
+	transit float64
+	// prevUsage and prevAdmit are the last tick's usage and admissions
+	// (prevUsage < 0: none).
+	prevUsage float64
+	prevAdmit int
+	// bound is what held the last tick's admissions back.
+	bound Bound
+	// prevActive is the active visitors of the last tick.
+	prevActive float64
+	// calm counts the ticks in a row at which the origin answered at its
+	// baseline.
+	calm int
 	// tokens is the max_new_per_minute bucket as of refilled (-1: full,
 	// not yet used).
 	tokens   float64
@@ -189,50 +285,36 @@ func NewController(cfg ControllerConfig, visitorsPerSeat float64) *Controller {
 		visitorsPerSeat = DefaultVisitorsPerSeat
 	}
 	return &Controller{
-		cfg:          cfg,
-		perSeat:      visitorsPerSeat,
-		drift:        -math.Expm1(-float64(cfg.Tick) / float64(ctlIdleDrift)),
-		creep:        -math.Expm1(-float64(cfg.Tick) / float64(ctlBaseCreep)),
-		limit:        float64(cfg.InitialActive),
-		sinceSettled: -1,
-		tokens:       -1,
+		cfg:       cfg,
+		perSeat:   visitorsPerSeat,
+		drift:     -math.Expm1(-float64(cfg.Tick) / float64(ctlIdleDrift)),
+		limit:     float64(cfg.InitialActive),
+		target:    float64(cfg.InitialActive),
+		base:      newCtlExtreme(ctlBaseWindow, 12, false),
+		base95:    newCtlExtreme(ctlBaseWindow, 12, false),
+		capLong:   newCtlExtreme(ctlCapLong, 10, true),
+		prevUsage: -1,
+		tokens:    -1,
 	}
 }
 
-// Step runs one tick: it updates the limit from the measurements and
-// decides how many visitors to let in.
+// Step runs one tick: it updates the target and the limit from the
+// measurements and decides how many visitors to let in.
 //
-// Usage, what occupies the limit, is the active visitors plus the pending
-// ones expected to come: Pending × (1 − NoShowRate), but no more than the
-// recent admissions leave expected (visitors who come, come within
-// seconds; older pending numbers are nearly all no-shows waiting out
-// their grace).
+// Usage, what occupies the limit, is the active visitors plus those on
+// their way: Arriving less the no-shows expected among ArrivingOffered
+// (without ArrivingKnown: Pending × (1 − NoShowRate), but no more than
+// the recent admissions leave expected).
 //
-// The limit L:
-//   - origin unhealthy (p95 above target, or error rate above target): L
-//     becomes d × min(L, usage/0.9), where d is Decrease for a clear
-//     breach and nearer 1 for a marginal one (see decrease), unless the
-//     last decrease is still cooling down: at least ctlCooldownTicks
-//     ticks, and until usage has come down to the limit and the
-//     measurements cover a whole tick at that level. One bad burst thus
-//     costs one decrease, while an origin that stays slow at the lower
-//     level is cut again;
-//   - origin healthy and usage ≥ 90 % of L: L grows by Increase, scaled
-//     down as the p95 nears its target (see headroom);
-//   - usage < 90 % of L (the queue is empty, or a cap or the inventory
-//     binds): L drifts down towards usage/0.9 with a one-minute time
-//     constant, so it never grows without bound while unused;
-//   - no measurements (no request rate and no p95): L holds or drifts.
-//
-// L stays within [MinActive, Caps.MaxActive]. The room is L − usage,
-// bounded by MaxNewPerMinute and by the inventory (usage + room ≤
-// Remaining × visitorsPerSeat); 0 when sold out. MaxNewPerMinute is a
-// ceiling, not a pace to wait for: a token bucket refilled continuously
-// at MaxNewPerMinute/60 a second, holding ctlBucketBurst of it (at
-// least one visitor) and full at the start, so that an idle site lets
-// its first visitors in at the first tick; and never more than
-// MaxNewPerMinute in any minute. Admit is the room, up to Waiting; with
-// PassThrough, Slots is what is left of it.
+// The limit stays within [MinActive, Caps.MaxActive]. The room is the
+// limit less usage, bounded by MaxNewPerMinute and by the inventory
+// (usage + room ≤ Remaining × visitorsPerSeat); 0 when sold out.
+// MaxNewPerMinute is a ceiling, not a pace to wait for: a token bucket
+// refilled continuously at MaxNewPerMinute/60 a second, holding
+// ctlBucketBurst of it (at least one visitor) and full at the start, so
+// that an idle site lets its first visitors in at the first tick; and
+// never more than MaxNewPerMinute in any minute. Admit is the room, up to
+// Waiting; with PassThrough, Slots is what is left of it.
 func (c *Controller) Step(in ControllerInput) ControllerOutput {
 	now := in.Now
 	first := c.started.IsZero()
@@ -243,30 +325,37 @@ func (c *Controller) Step(in ControllerInput) ControllerOutput {
 	taken := max(in.Taken, 0)
 	c.hist.add(now, taken)
 	c.refill(now, in.Caps.MaxNewPerMinute, taken)
-	usage := c.usage(in) + float64(taken)
-	reason := c.adjust(in, usage, first)
+	active := float64(max(in.Active, 0))
+	usage := active + c.arriving(in) + float64(taken)
+	d := c.adjust(in, active, usage, first)
 	out := ControllerOutput{Limit: int(c.limit)}
-	out.Decision = Decision{At: now, Reason: reason, Limit: out.Limit, Usage: usage, Active: float64(max(in.Active, 0)),
-		Pending: usage - float64(max(in.Active, 0)), Latency: in.LatencyP50, BaseLatency: c.base, P95: in.LatencyP95,
-		RequestRate: in.RequestRate, ErrorRate: in.ErrorRate}
+	d.At, d.Limit = now, out.Limit
 	if in.RemainingKnown && in.Remaining <= 0 {
 		out.SoldOut = true
-		out.Decision.Reason = ReasonSoldOut
+		d.Reason = ReasonSoldOut
+		out.Decision = d
+		c.prevUsage, c.prevAdmit, c.bound = usage, 0, BoundInventory
 		return out
 	}
-	room := c.room(in, usage)
+	c.usageAvg.add(usage, ctlUsageSmooth)
+	room, bound := c.room(in, usage)
+	if p := c.pace(in.Now, usage); p < room {
+		room = p
+	}
 	out.Admit = room
-	if in.WaitingKnown {
-		out.Admit = min(room, max(in.Waiting, 0))
+	if in.WaitingKnown && max(in.Waiting, 0) < room {
+		out.Admit, bound = max(in.Waiting, 0), BoundWaiting
 	}
 	if in.PassThrough {
 		out.Slots = room - out.Admit
 	}
-	out.Decision.Admit, out.Decision.Slots = out.Admit, out.Slots
+	d.Admit, d.Slots, d.Bound = out.Admit, out.Slots, bound
+	out.Decision = d
 	c.hist.add(now, out.Admit)
 	if in.Caps.MaxNewPerMinute > 0 {
 		c.tokens -= float64(out.Admit) // Slots are charged when taken
 	}
+	c.prevUsage, c.prevAdmit, c.bound = usage, out.Admit+taken, bound
 	return out
 }
 
@@ -287,173 +376,303 @@ func (c *Controller) refill(now time.Time, perMinute, taken int) {
 	c.refilled = now
 }
 
-// usage is what occupies the limit: active visitors and the pending ones
-// expected to come.
-func (c *Controller) usage(in ControllerInput) float64 {
+// arriving is how many visitors reached are expected to arrive at the
+// origin soon.
+func (c *Controller) arriving(in ControllerInput) float64 {
 	ns := in.NoShowRate
 	if !(ns > 0) {
 		ns = 0
 	}
 	ns = min(ns, ctlMaxNoShow)
+	if in.ArrivingKnown {
+		return max(0, float64(max(in.Arriving, 0))-ns*float64(max(in.ArrivingOffered, 0)))
+	}
 	pending := float64(max(in.Pending, 0)) * (1 - ns)
 	if !in.Now.Add(-ctlClaimCovered).Before(c.started) {
 		pending = min(pending, c.hist.expected(in.Now))
 	}
-	return float64(max(in.Active, 0)) + pending
+	return pending
 }
 
-type ctlHealth int
-
-const (
-	ctlUnknown ctlHealth = iota // no requests measured
-	ctlHealthy
-	ctlUnhealthy
-)
-
-func (c *Controller) health(m Measurements) ctlHealth {
-	switch {
-	case m.LatencyP95 > c.cfg.TargetP95 || m.ErrorRate > c.cfg.TargetErrorRate:
-		return ctlUnhealthy
-	case m.RequestRate > 0 || m.LatencyP95 > 0:
-		return ctlHealthy
+// measured returns the tick's measurements, merged with the ticks before
+// it while they rest on fewer than ctlMinAnswered answers, and whether
+// they are enough to judge the latency on.
+func (c *Controller) measured(m Measurements) (Measurements, bool) {
+	if m.Answered <= 0 && m.LatencyP95 > 0 && m.RequestRate > 0 {
+		// A meter that does not count its answers: a tick's requests.
+		m.Answered = m.RequestRate * c.cfg.Tick.Seconds() * (1 - min(max(m.ErrorRate, 0), 1))
 	}
-	return ctlUnknown
+	if m.LatencyMean <= 0 {
+		m.LatencyMean = m.LatencyP50
+	}
+	if c.recent.len() == ctlMergeTicks {
+		c.recent.pop()
+	}
+	c.recent.push(m)
+	if m.Answered >= ctlMinAnswered {
+		return m, true
+	}
+	var out Measurements
+	var n, rate, errs, mean, p95 float64
+	ticks := 0
+	for i := c.recent.len() - 1; i >= 0 && n < ctlMinAnswered; i-- {
+		r := c.recent.at(i)
+		ticks++
+		rate += r.RequestRate
+		errs += r.ErrorRate * r.RequestRate
+		if r.Answered > 0 {
+			n += r.Answered
+			mean += r.Answered * float64(r.LatencyMean)
+			p95 += r.Answered * float64(r.LatencyP95)
+		}
+	}
+	out = m
+	out.RequestRate = rate / float64(ticks)
+	if rate > 0 {
+		out.ErrorRate = errs / rate
+	}
+	if n > 0 {
+		out.LatencyMean, out.LatencyP95, out.Answered = time.Duration(mean/n), time.Duration(p95/n), n
+	}
+	return out, n >= ctlMinAnswered || (n > 0 && out.ErrorRate > c.cfg.TargetErrorRate)
 }
 
-// adjust moves the limit (see Step); at the first tick nothing was on
-// offer yet, so a limit not in use is no sign of a lull.
-func (c *Controller) adjust(in ControllerInput, usage float64, first bool) Reason {
-	if c.sinceDecrease < math.MaxInt32 {
-		c.sinceDecrease++
+// adjust moves the target and the limit (see Controller) and returns the
+// decision's reason and figures.
+func (c *Controller) adjust(in ControllerInput, active, usage float64, first bool) Decision {
+	m, ok := c.measured(in.Measurements)
+	d := Decision{Usage: usage, Active: active, Pending: usage - active, Latency: m.LatencyMean, P95: m.LatencyP95,
+		RequestRate: m.RequestRate, ErrorRate: m.ErrorRate}
+	if c.prevUsage >= 0 {
+		c.departs.add(max(0, c.prevUsage+float64(c.prevAdmit)-usage), ctlDepartSmooth)
+		c.reqs.add(max(0, in.RequestRate), ctlDepartSmooth)
 	}
-	if c.cooling {
-		switch {
-		case c.sinceSettled >= 0:
-			c.sinceSettled++
-		case usage <= c.limit+1:
-			c.sinceSettled = 0
-		}
-		if c.sinceDecrease >= ctlCooldownTicks && c.sinceSettled >= 1 {
-			c.cooling = false
-		}
-	}
-	h := c.health(in.Measurements)
-	if h == ctlHealthy {
-		c.noteBase(in.LatencyP95)
-	}
-	reason := ReasonSteady
+	defer func() { c.prevActive = active }()
+	binding := usage >= ctlBinding*c.limit || c.bound == BoundNone
+	prev := c.target
 	switch {
 	case first:
-		reason = ReasonStart
-	case h == ctlUnknown:
-		reason = ReasonNoData
-	case h == ctlUnhealthy && in.ErrorRate > c.cfg.TargetErrorRate:
-		reason = ReasonErrors
-	case h == ctlUnhealthy:
-		reason = ReasonLatency
-	}
-	switch {
-	case h == ctlUnhealthy:
-		if !c.cooling {
-			base := min(c.limit, max(usage/ctlBinding, float64(c.cfg.MinActive)))
-			c.limit = base * c.decrease(in.Measurements)
-			c.cooling, c.sinceDecrease, c.sinceSettled = true, 0, -1
+		d.Reason = ReasonStart
+	case !ok:
+		d.Reason = ReasonNoData
+		if !binding {
+			d.Reason = ReasonIdle
+			c.target -= (c.target - usage/ctlBinding) * c.drift
 		}
-	case usage >= ctlBinding*c.limit:
-		if h == ctlHealthy {
-			c.limit += c.increase() * c.headroom(in.LatencyP95)
-			reason = ReasonProbe
+	default:
+		d.Reason = c.aim(m, active, binding, in.Now)
+		if (d.Reason == ReasonSteady || d.Reason == ReasonProbe || d.Reason == ReasonQueueing) && c.tail(m, prev, in.Now) {
+			d.Reason = ReasonTail
 		}
-	case !first:
-		floor := usage / ctlBinding
-		c.limit -= (c.limit - floor) * c.drift
-		reason = ReasonIdle
 	}
-	if math.IsNaN(c.limit) || math.IsInf(c.limit, 0) {
-		c.limit = float64(c.cfg.InitialActive)
+	if cap, ok := c.capacityNow(in.Now); ok {
+		d.Capacity = cap
+	} else if cap, ok := c.capLong.get(in.Now); ok {
+		d.Capacity = cap
 	}
-	c.limit = max(c.limit, float64(c.cfg.MinActive))
+	if b, ok := c.base.get(in.Now); ok {
+		d.BaseLatency = time.Duration(b * float64(time.Second))
+	}
+	if c.target < prev {
+		c.target = max(c.target, prev*c.cfg.Decrease) // one tick's cut at most
+	}
+	if math.IsNaN(c.target) || math.IsInf(c.target, 0) {
+		c.target = float64(c.cfg.InitialActive)
+	}
+	c.target = max(c.target, float64(c.cfg.MinActive))
+	if m := in.Caps.MaxActive; m > 0 {
+		c.target = min(c.target, float64(m))
+	}
+	// The limit is on usage: those who will leave before the visitors on
+	// their way arrive make room for them. How much is learnt from the
+	// active visitors falling short of the target (or above it) while
+	// the limit binds.
+	if ok && binding && !first {
+		short := max(-ctlTransitStep*c.target, min(ctlTransitStep*c.target, c.target-active))
+		c.transit += ctlTransitGain * short
+	}
+	c.transit = min(max(c.transit, 0), c.target)
+	c.limit = c.target + c.transit
+	d.Target, d.Think = c.target, time.Duration(c.think.v*float64(time.Second))
 	if m := in.Caps.MaxActive; m > 0 {
 		c.limit = min(c.limit, float64(m))
 	}
-	return reason
+	return d
 }
 
-// noteBase follows the origin's unloaded p95: the least healthy p95,
-// creeping up towards a p95 that stays higher (the origin got slower for
-// good) with the time constant ctlBaseCreep.
-func (c *Controller) noteBase(p95 time.Duration) {
+// aim sets the target from measurements good enough to judge by and
+// returns why.
+func (c *Controller) aim(m Measurements, active float64, binding bool, now time.Time) Reason {
+	lat := m.LatencyMean.Seconds()
+	if lat <= 0 {
+		lat = m.LatencyP50.Seconds()
+	}
+	good := m.RequestRate * (1 - min(max(m.ErrorRate, 0), 1))
+	if m.ErrorRate <= c.cfg.TargetErrorRate && lat > 0 {
+		c.base.note(now, lat)
+		if p := m.LatencyP95.Seconds(); p > 0 {
+			c.base95.note(now, p)
+		}
+	}
+	base, known := c.base.get(now)
+	if !known || lat <= 0 || !(m.RequestRate > 0) {
+		return ReasonNoData
+	}
+	if active >= ctlThinkMin && c.prevActive > 0 && math.Abs(active-c.prevActive) <= ctlThinkSteady*c.prevActive {
+		// Little's law holds for a steady population: while visitors
+		// arrive or leave in numbers, the window's requests are not
+		// those of the visitors counted.
+		c.think.add(max(0, active/m.RequestRate-lat), ctlSmooth)
+	}
+	aimAt := base * (1 + ctlAllowance)
+	if lat <= base*(1+ctlProbeBelow) {
+		c.calm++
+	} else {
+		c.calm = 0
+	}
+	model := good * (c.think.v + aimAt) // Little's law at the origin's capacity
 	switch {
-	case p95 <= 0:
-	case c.base <= 0 || p95 < c.base:
-		c.base = p95
-	default:
-		c.base += time.Duration(float64(p95-c.base) * c.creep)
+	case m.ErrorRate > c.cfg.TargetErrorRate:
+		c.noteCapacity(now, good)
+		c.queued = true
+		c.target = min(model, active*(1-m.ErrorRate))
+		return ReasonErrors
+	case m.LatencyP95 > c.cfg.TargetP95:
+		c.queued = true
+		c.target = min(model, active*float64(c.cfg.TargetP95)/float64(m.LatencyP95))
+		return ReasonLatency
+	case lat > base*(1+ctlQueueAbove):
+		c.noteCapacity(now, good)
+		c.queued = true
+		c.target = model
+		return ReasonQueueing
+	case !binding:
+		c.target -= (c.target - active/ctlBinding) * c.drift
+		return ReasonIdle
+	case lat <= base*(1+ctlProbeBelow) && (c.calm >= ctlCalmTicks || !c.queued):
+		// Nothing has waited at the origin for a while: it may take more
+		// than the active visitors, so the target grows with them. A
+		// target above them (they are between two waves) is not refuted
+		// by an origin that is not queueing, so it stays.
+		c.target = max(c.target, model, active*c.gain(active, c.think.v+aimAt, now))
+		if c.cfg.Increase > 0 {
+			c.target = min(c.target, max(active, c.target)+float64(c.cfg.Increase))
+		}
+		return ReasonProbe
 	}
+	c.target = model
+	return ReasonSteady
 }
 
-// headroom scales the increase by where the p95 is between the unloaded
-// p95 and the target: full at the unloaded p95, down to ctlMinHeadroom at
-// the target. Where latency rises with load before the target is crossed,
-// the limit slows down on approach instead of overshooting by what the
-// measurement delay lets through.
-func (c *Controller) headroom(p95 time.Duration) float64 {
-	if p95 <= c.base || c.base >= c.cfg.TargetP95 {
-		return 1
+// tail eases the target while the origin's p95 is near twice its
+// baseline p95 although its mean is not: a share of the requests waits a
+// whole service time, which is what visitors feel. It reports whether it
+// did.
+func (c *Controller) tail(m Measurements, prev float64, now time.Time) bool {
+	b95, ok := c.base95.get(now)
+	if !ok || m.LatencyP95.Seconds() <= ctlTailGuard*b95 {
+		return false
 	}
-	return max(ctlMinHeadroom, float64(c.cfg.TargetP95-p95)/float64(c.cfg.TargetP95-c.base))
+	c.target = min(c.target, prev*ctlTailEase)
+	return true
 }
 
-// decrease is the factor of a decrease: Decrease for a clear breach (p95
-// at ctlClearP95 × its target or beyond, or the error rate at
-// ctlClearErrors × its target), proportionally less for a marginal one,
-// at least ctlMinCut of the full cut. An origin hovering at its target
-// is nudged, not knocked back by 30 % with seconds of admission stopped
-// while the visitors inside drain; one well past it still is.
-func (c *Controller) decrease(m Measurements) float64 {
-	lat := (float64(m.LatencyP95)/float64(c.cfg.TargetP95) - 1) / (ctlClearP95 - 1)
-	errs := (m.ErrorRate/c.cfg.TargetErrorRate - 1) / (ctlClearErrors - 1)
-	severity := min(1, max(ctlMinCut, lat, errs))
-	return 1 - (1-c.cfg.Decrease)*severity
+// noteCapacity notes what the origin served while a line waited at it.
+func (c *Controller) noteCapacity(now time.Time, good float64) {
+	c.capLong.note(now, good)
+	c.capNow, c.capAt = good, now
 }
 
-func (c *Controller) increase() float64 {
-	if c.cfg.Increase > 0 {
-		return float64(c.cfg.Increase)
+// capacityNow is what the origin served the last time it queued, if
+// that was within ctlCapRecent.
+func (c *Controller) capacityNow(now time.Time) (float64, bool) {
+	if c.capAt.IsZero() || now.Sub(c.capAt) > ctlCapRecent {
+		return 0, false
 	}
-	return max(ctlDefaultIncreaseMin, ctlDefaultIncreaseShare*c.limit)
+	return c.capNow, true
 }
 
-// room is how many new visitors fit at this tick.
-func (c *Controller) room(in ControllerInput, usage float64) int {
-	room := math.Floor(c.limit - usage)
+// pace is how many visitors to let in at this tick at most: as many as
+// leave a tick (at the origin's capacity once it is known: what it
+// serves a second over the requests a visitor makes), plus the room under
+// the limit spread over ctlPaceHorizon ticks.
+func (c *Controller) pace(now time.Time, usage float64) int {
+	rate := max(0, c.departs.v)
+	if cap, ok := c.capacityNow(now); ok && c.departs.v > 0 && c.reqs.v > 0 {
+		rate = cap / (c.reqs.v / c.departs.v)
+	}
+	horizon := float64(ctlPaceHorizon)
+	if !c.departs.set || c.departs.v == 0 {
+		horizon = 1 // nobody has left yet: the first visitors go in at once
+	}
+	p := rate + (c.limit-c.usageAvg.v)/horizon
+	if !(p > 0) {
+		return 0
+	}
+	return int(math.Ceil(min(p, math.MaxInt32)))
+}
+
+// gain is how much the active visitors may grow in a round of probing;
+// cycle is a visitor's seconds per request at the target latency.
+func (c *Controller) gain(active, cycle float64, now time.Time) float64 {
+	if !c.queued {
+		return ctlStartGain
+	}
+	if cap, ok := c.capLong.get(now); ok && active < ctlReturnBelow*cap*cycle {
+		return ctlReturnGain
+	}
+	return ctlProbeGain
+}
+
+// room is how many new visitors fit at this tick, and what bounded it
+// below what the controller's own limit leaves.
+func (c *Controller) room(in ControllerInput, usage float64) (int, Bound) {
+	// The pace keeps admissions even; the limit bounds them only past
+	// ctlSlack of itself, so that a wave of visitors inside does not
+	// stop admission for a tick and make the next wave.
+	room, bound := math.Floor(c.limit*(1+ctlSlack)-usage), BoundNone
+	if m := in.Caps.MaxActive; m > 0 && float64(m)-usage <= room {
+		room, bound = math.Floor(float64(m)-usage), BoundMaxActive
+	}
 	if mn := in.Caps.MaxNewPerMinute; mn > 0 {
 		// The bucket never holds more than the last minute leaves: once
 		// the minute's ceiling binds, the pace resumes evenly instead of
 		// in a burst when the window moves on.
 		last := max(in.AdmittedLastMinute, c.hist.sum())
 		c.tokens = min(c.tokens, float64(max(0, mn-last)))
-		room = min(room, math.Floor(c.tokens))
+		if t := math.Floor(c.tokens); t < room {
+			room, bound = t, BoundPerMinute
+		}
 	}
 	if in.RemainingKnown {
-		room = min(room, math.Floor(float64(in.Remaining)*c.perSeat-usage))
+		if r := math.Floor(float64(in.Remaining)*c.perSeat - usage); r < room {
+			room, bound = r, BoundInventory
+		}
 	}
 	if !(room > 0) {
-		return 0
+		return 0, bound
 	}
-	return int(min(room, math.MaxInt32))
+	return int(min(room, math.MaxInt32)), bound
 }
 
-// ctlState is the controller's state as MarshalState encodes it.
+// ctlState is the controller's state as MarshalState encodes it. Version
+// 1 (the AIMD controller's) is read for its limit, start, admissions and
+// bucket.
 type ctlState struct {
-	V             int        `json:"v"`
-	Limit         float64    `json:"limit"`
-	Cooling       bool       `json:"cooling,omitempty"`
-	SinceDecrease int        `json:"since_decrease"`
-	SinceSettled  int        `json:"since_settled"`
-	Started       int64      `json:"started,omitempty"`  // Unix ns
-	BaseP95       int64      `json:"base_p95,omitempty"` // ns
-	Admits        [][2]int64 `json:"admits,omitempty"`   // [Unix ns, Admit], oldest first
+	V       int        `json:"v"`
+	Limit   float64    `json:"limit"`
+	Target  float64    `json:"target,omitempty"`
+	Queued  bool       `json:"queued,omitempty"`
+	Started int64      `json:"started,omitempty"` // Unix ns
+	Admits  [][2]int64 `json:"admits,omitempty"`  // [Unix ns, Admit], oldest first
+	// BaseLatency (seconds) and Capacity (requests a second) are the
+	// windowed extremes as of Saved (Unix ns); Think (seconds), Leaving
+	// and LetIn (visitors a tick) the smoothed figures.
+	BaseLatency float64 `json:"base_latency,omitempty"`
+	Capacity    float64 `json:"capacity,omitempty"`
+	Saved       int64   `json:"saved,omitempty"`
+	Think       float64 `json:"think,omitempty"`
+	Transit     float64 `json:"transit,omitempty"`
 	// Tokens and Refilled are the max_new_per_minute bucket (absent:
 	// full).
 	Tokens   *float64 `json:"tokens,omitempty"`
@@ -463,10 +682,15 @@ type ctlState struct {
 // MarshalState encodes the controller's state (JSON) so that a new leader
 // carries on where this one stopped.
 func (c *Controller) MarshalState() []byte {
-	s := ctlState{V: ctlStateVersion, Limit: c.limit, Cooling: c.cooling,
-		SinceDecrease: c.sinceDecrease, SinceSettled: c.sinceSettled, BaseP95: int64(c.base)}
+	s := ctlState{V: ctlStateVersion, Limit: c.limit, Target: c.target, Queued: c.queued,
+		Think: c.think.v, Transit: c.transit}
 	if !c.started.IsZero() {
 		s.Started = c.started.UnixNano()
+	}
+	if t := c.lastTick(); !t.IsZero() {
+		s.Saved = t.UnixNano()
+		s.BaseLatency, _ = c.base.get(t)
+		s.Capacity, _ = c.capLong.get(t)
 	}
 	if c.tokens >= 0 && !c.refilled.IsZero() {
 		tokens := c.tokens
@@ -483,6 +707,21 @@ func (c *Controller) MarshalState() []byte {
 	return b
 }
 
+// lastTick is the time of the last tick (zero: none yet): the bucket's
+// refill time or the last admission, whichever is later, else the start.
+func (c *Controller) lastTick() time.Time {
+	t := c.started
+	if c.refilled.After(t) {
+		t = c.refilled
+	}
+	if n := c.hist.recs.len(); n > 0 {
+		if a := time.Unix(0, c.hist.recs.at(n-1).at); a.After(t) {
+			t = a
+		}
+	}
+	return t
+}
+
 var errControllerState = errors.New("admission: unreadable controller state")
 
 // RestoreState replaces the controller's state with one from
@@ -493,11 +732,19 @@ func (c *Controller) RestoreState(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("%w: %v", errControllerState, err)
 	}
-	if s.V != ctlStateVersion {
+	if s.V != ctlStateVersion && s.V != 1 {
 		return fmt.Errorf("%w: version %d", errControllerState, s.V)
 	}
-	if !(s.Limit > 0) || math.IsInf(s.Limit, 0) || s.SinceDecrease < 0 || s.SinceSettled < -1 || s.BaseP95 < 0 ||
-		(s.Tokens != nil && (!(*s.Tokens >= 0) || math.IsInf(*s.Tokens, 0) || s.Refilled <= 0)) {
+	finite := func(vs ...float64) bool {
+		for _, v := range vs {
+			if !(v >= 0) || math.IsInf(v, 0) {
+				return false
+			}
+		}
+		return true
+	}
+	if !(s.Limit > 0) || !finite(s.Limit, s.Target, s.BaseLatency, s.Capacity, s.Think, s.Transit) ||
+		s.Saved < 0 || (s.Tokens != nil && (!finite(*s.Tokens) || s.Refilled <= 0)) {
 		return fmt.Errorf("%w: out of range", errControllerState)
 	}
 	var hist ctlLog
@@ -508,12 +755,35 @@ func (c *Controller) RestoreState(b []byte) error {
 		hist.push(ctlRecord{at: a[0], n: int(a[1])})
 	}
 	c.limit = max(s.Limit, float64(c.cfg.MinActive))
-	c.cooling, c.sinceDecrease, c.sinceSettled = s.Cooling, s.SinceDecrease, s.SinceSettled
-	c.base = time.Duration(s.BaseP95)
+	c.target = c.limit
+	if s.Target > 0 {
+		c.target = max(s.Target, float64(c.cfg.MinActive))
+	}
+	c.queued = s.Queued
 	c.started = time.Time{}
 	if s.Started != 0 {
 		c.started = time.Unix(0, s.Started)
 	}
+	c.base.reset()
+	c.base95.reset()
+	c.capLong.reset()
+	c.capNow, c.capAt = 0, time.Time{}
+	c.departs, c.reqs, c.usageAvg = ctlEWMA{}, ctlEWMA{}, ctlEWMA{}
+	if s.Saved > 0 {
+		saved := time.Unix(0, s.Saved)
+		if s.BaseLatency > 0 {
+			c.base.note(saved, s.BaseLatency)
+		}
+		if s.Capacity > 0 {
+			c.capLong.note(saved, s.Capacity)
+		}
+	}
+	c.think, c.transit = ctlEWMA{}, 0
+	if s.V == ctlStateVersion {
+		c.think, c.transit = ctlEWMA{s.Think, true}, s.Transit
+	}
+	c.recent.clear()
+	c.prevUsage, c.prevAdmit, c.bound = -1, 0, BoundNone
 	c.hist = hist
 	c.tokens, c.refilled = -1, time.Time{}
 	if s.Tokens != nil {

@@ -24,6 +24,10 @@ const (
 	// line formed there); the limit is sized to what it serves at the
 	// target latency.
 	ReasonQueueing Reason = "queueing"
+	// ReasonTail: the origin's p95 neared twice its baseline p95 (a
+	// share of requests waits a whole service time) although its mean
+	// did not; the target eases a little each tick.
+	ReasonTail Reason = "tail"
 	// ReasonLatency: the p95 is above target_p95; the limit is cut.
 	ReasonLatency Reason = "latency"
 	// ReasonErrors: the error rate is above target_error_rate; the limit
@@ -39,7 +43,7 @@ const (
 
 // Reasons lists every Reason, for metrics that export a series per
 // reason.
-var Reasons = []Reason{ReasonStart, ReasonNoData, ReasonProbe, ReasonSteady, ReasonQueueing,
+var Reasons = []Reason{ReasonStart, ReasonNoData, ReasonProbe, ReasonSteady, ReasonQueueing, ReasonTail,
 	ReasonLatency, ReasonErrors, ReasonIdle, ReasonSoldOut}
 
 // Bound names what bounded the admissions of a tick below the room the
@@ -77,4 +81,9 @@ type Decision struct {
 	// its limit (0: not measured yet).
 	RequestRate, Capacity float64
 	ErrorRate             float64
+	// Target is the active visitors the origin is to carry (the limit
+	// less the room kept for visitors on their way); Think the time a
+	// visitor spends between two requests, measured by Little's law.
+	Target float64
+	Think  time.Duration
 }

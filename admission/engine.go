@@ -238,6 +238,9 @@ type lane struct {
 	drawnTo atomic.Int64  // the highest tranche with a known draw record, -1: none
 	seeded  atomic.Int64  // open from the start: the highest tranche this replica saw seeded at a join
 	rates   atomic.Pointer[[3]float64]
+	// measured is set once the rates come from the lane's own pace, not
+	// from the prior (see observe).
+	measured atomic.Bool
 
 	mu       sync.RWMutex
 	draws    map[int]*drawnTranche

@@ -100,7 +100,7 @@ func (ev *event) regulate(ctx context.Context, now time.Time) error {
 	if ev.e.opts.Inventory != nil && ev.cfg.InventoryEvent != "" {
 		remaining, known = ev.e.opts.Inventory.Remaining(ev.cfg.InventoryEvent)
 	}
-	pending, rate, err := ev.pendingAndNoShows(ctx, now)
+	pending, arriving, rate, err := ev.pendingAndNoShows(ctx, now)
 	if err != nil {
 		return err
 	}
@@ -116,6 +116,7 @@ func (ev *event) regulate(ctx context.Context, now time.Time) error {
 	}
 	queued := ev.queued()
 	out := ev.ctrl.Step(ControllerInput{Now: now, Measurements: m, Pending: pending, NoShowRate: rate,
+		Arriving: arriving.pending, ArrivingOffered: arriving.offered, ArrivingKnown: true,
 		Remaining: remaining, RemainingKnown: known, Caps: ev.caps(), AdmittedLastMinute: last,
 		Waiting: waiting, WaitingKnown: true, PassThrough: threshold && !queued, Taken: taken})
 	if taken > 0 {
@@ -295,13 +296,19 @@ func (l *lane) drawTimes(from uint64) func(uint64) time.Time {
 	}
 }
 
+// arrivals are the offers of the last ctlClaimSoon: how many numbers
+// were offered, and how many of those have not come yet.
+type arrivals struct{ offered, pending int }
+
 // pendingAndNoShows measures, from the offers of the last grace period
 // and the minute before it: how many offered visitors have not come yet
-// (pending), and what share of offers ended as no-shows. A visitor came
-// when their pass was used at the gate (Store.Used, marked by every
-// replica's tick): one who took the pass and never made a request is
-// pending within the grace and a no-show after it.
-func (ev *event) pendingAndNoShows(ctx context.Context, now time.Time) (int, float64, error) {
+// (pending; those offered within ctlClaimSoon apart, as arriving), and
+// what share of offers ended as no-shows. A visitor came when their pass
+// was used at the gate (Store.Used, marked by every replica's tick): one
+// who took the pass and never made a request is pending within the
+// grace and a no-show after it.
+func (ev *event) pendingAndNoShows(ctx context.Context, now time.Time) (int, arrivals, float64, error) {
+	var arriving arrivals
 	grace := ev.cfg.NoShowGrace
 	oldest := now.Add(-grace - noShowWindow)
 	pending, offeredOld, usedOld := 0, 0, 0
@@ -313,7 +320,7 @@ func (ev *event) pendingAndNoShows(ctx context.Context, now time.Time) (int, flo
 		from, to := l.offers[0].from, l.offers[len(l.offers)-1].to
 		used, err := ev.usedRange(ctx, l, from, to)
 		if err != nil {
-			return 0, 0, err
+			return 0, arriving, 0, err
 		}
 		for _, o := range l.offers {
 			offered, came := 0, 0
@@ -332,8 +339,12 @@ func (ev *event) pendingAndNoShows(ctx context.Context, now time.Time) (int, flo
 					came++
 				}
 			}
-			if now.Sub(o.at) <= grace {
+			if age := now.Sub(o.at); age <= grace {
 				pending += offered - came
+				if age <= ctlClaimSoon {
+					arriving.offered += offered
+					arriving.pending += offered - came
+				}
 			} else {
 				offeredOld += offered
 				usedOld += came
@@ -344,7 +355,7 @@ func (ev *event) pendingAndNoShows(ctx context.Context, now time.Time) (int, flo
 	if offeredOld >= 20 {
 		rate = float64(offeredOld-usedOld) / float64(offeredOld)
 	}
-	return pending, rate, nil // the controller discounts pending by the rate
+	return pending, arriving, rate, nil // the controller discounts pending by the rate
 }
 
 // releaseLate admits, at this tick, the visitors who came after their

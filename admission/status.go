@@ -107,7 +107,7 @@ func (e *Engine) status(ctx context.Context, ev *event, t Ticket, now time.Time)
 		res.Status.Position = int64(n - serving - 1)
 		r := l.rates.Load()
 		res.Status.ETA = EstimateETA(float64(n-serving), 0, r[0], r[1], r[2])
-		res.Status.Refresh = refreshFor(int64(n-serving), r[1]) // the wait for the visitor's own turn
+		res.Status.Refresh = refreshFor(int64(n-serving), r[1], r[2], l.measured.Load(), ev.figures.Load().Limit) // the wait for the visitor's own turn
 		return res, nil
 	}
 	return ev.admit(ctx, l, res, now)
@@ -115,17 +115,30 @@ func (e *Engine) status(ctx context.Context, ev *event, t Ticket, now time.Time)
 
 // refreshFor paces polls: often near the front, rarely far back. left is
 // how many admissions are still to come up to and including the
-// visitor's own (the people ahead, plus one).
-func refreshFor(left int64, rate float64) time.Duration {
+// visitor's own (the people ahead, plus one); mid and high the lane's
+// rate estimates, measured when they come from its own pace rather than
+// a prior. A visitor never sleeps past half the earliest their turn may
+// come (at the high rate), so those reached come within seconds and the
+// origin does not wait for them; and while the rates are a prior, which
+// may be far off the pace to come, nobody sleeps longer than
+// DefaultRefresh. limit is the controller's active-visitor limit: before
+// the pace is measured, the first that many may be let in at any tick.
+func refreshFor(left int64, mid, high float64, measured bool, limit int) time.Duration {
 	switch {
-	case left <= 0:
-		return time.Second
-	case rate > 0 && float64(left)/rate < 60:
+	case left <= 0, high > 0 && float64(left)/high < 10, !measured && left <= int64(limit):
+		return time.Second // a turn due within seconds: the origin waits for nobody
+	case mid > 0 && float64(left)/mid < 60, !measured && left <= 10*int64(limit):
 		return 2 * time.Second
-	case rate > 0 && float64(left)/rate > 1800:
-		return 30 * time.Second
 	}
-	return DefaultRefresh
+	r := DefaultRefresh
+	if measured && mid > 0 && float64(left)/mid > 1800 {
+		r = 30 * time.Second
+	}
+	if high > 0 {
+		earliest := time.Duration(float64(left) / high / 2 * float64(time.Second))
+		r = min(r, max(2*time.Second, earliest))
+	}
+	return r
 }
 
 // number finds the visitor's number once their tranche is drawn. It

@@ -247,6 +247,7 @@ func (l *lane) observe(v uint64, now time.Time, selling bool) {
 		l.est.Observe(now, advanced)
 		lo, mid, hi = l.est.Rates()
 	}
+	l.measured.Store(mid > 0)
 	if !(mid > 0) {
 		observed := 0.0
 		if selling {

@@ -59,13 +59,16 @@ type decisionView struct {
 	RequestRate   float64          `json:"request_rate"`
 	CapacityRPS   float64          `json:"capacity_rps"`
 	ErrorRate     float64          `json:"error_rate"`
+	Target        float64          `json:"target"`
+	ThinkMS       float64          `json:"think_ms"`
 }
 
 func viewDecision(d admission.Decision) decisionView {
 	return decisionView{At: d.At.UTC().Format(decisionTime), Reason: d.Reason, Limit: d.Limit, Admit: d.Admit,
 		Slots: d.Slots, Bound: d.Bound, Usage: finite(d.Usage), Active: finite(d.Active), Pending: finite(d.Pending),
 		LatencyMS: ms(d.Latency), BaseLatencyMS: ms(d.BaseLatency), P95MS: ms(d.P95),
-		RequestRate: finite(d.RequestRate), CapacityRPS: finite(d.Capacity), ErrorRate: finite(d.ErrorRate)}
+		RequestRate: finite(d.RequestRate), CapacityRPS: finite(d.Capacity), ErrorRate: finite(d.ErrorRate),
+		Target: finite(d.Target), ThinkMS: ms(d.Think)}
 }
 
 // finite is x, or 0 for what JSON cannot carry (NaN, ±Inf): one odd

@@ -222,6 +222,7 @@ func (b *bench) run(c *contender, round int) figures {
 	<-ctx.Done()
 	cancel()
 	sampled := <-samples
+	decisions := b.decisions("http://" + wc.Admin)
 
 	code, body, err := httpGet("http://" + oaddr + originSeriesPath)
 	if err != nil || code != 200 {
@@ -278,8 +279,33 @@ func (b *bench) run(c *contender, round int) figures {
 	if e := cr.firstErr.Load(); e != nil {
 		fmt.Fprintf(b.out, "  %-14s first error: %s\n", "", *e)
 	}
-	fmt.Fprintf(b.out, "  %-14s %s, %s\n", "", csvPath, filepath.Base(svgPath))
+	decPath := strings.TrimSuffix(csvPath, ".csv") + "-decisions.json"
+	if decisions != nil {
+		if err := os.WriteFile(decPath, decisions, 0o644); err != nil {
+			fatal(err)
+		}
+	}
+	fmt.Fprintf(b.out, "  %-14s %s, %s, %s\n", "", csvPath, filepath.Base(svgPath), filepath.Base(decPath))
 	return f
+}
+
+// decisions reads the controller's decisions of the run (the last 600
+// ticks) from the operator API; nil when it cannot.
+func (b *bench) decisions(admin string) []byte {
+	req, _ := http.NewRequest("GET", admin+"/admin/v1/events/"+eventID+"/controller?limit=600", nil)
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		log.Printf("decisions: %v", err)
+		return nil
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		log.Printf("decisions: %d %v", resp.StatusCode, err)
+		return nil
+	}
+	return body
 }
 
 // sampled is the waitroom's and the crowd's state at one second.
