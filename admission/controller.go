@@ -232,8 +232,8 @@ type Controller struct {
 	// a visitor makes.
 	departs, reqs ctlEWMA
 	usageAvg      ctlEWMA // usage, smoothed
-	recent  ring[Measurements]
-	think   ctlEWMA // seconds between a visitor's requests, less their latency
+	recent        ring[Measurements]
+	think         ctlEWMA // seconds between a visitor's requests, less their latency
 	// transit is the room kept above the target for visitors on their
 	// way, who replace those leaving meanwhile: integrated from how far
 	// the active visitors fall short of the target.
