@@ -212,19 +212,22 @@ type Caps struct {
 type ControllerConfig struct {
 	// Tick is how often the controller runs (default 1 s).
 	Tick time.Duration
-	// TargetP95 is the origin latency the controller keeps admitted
-	// traffic under (default 800 ms).
+	// TargetP95 is the origin latency whose crossing cuts the limit,
+	// whatever the origin's baseline (default 800 ms).
 	TargetP95 time.Duration
 	// TargetErrorRate is the share of 5xx and timeouts tolerated (default 0.01).
 	TargetErrorRate float64
-	// InitialActive is the active-visitor limit at the start (default 50).
+	// InitialActive is the active-visitor limit at the start (default 20),
+	// from which the slow start doubles it per round.
 	InitialActive int
 	// MinActive is the limit's floor (default 10).
 	MinActive int
-	// Increase is the additive step per tick while the origin is healthy
-	// (default: 5% of the limit, at least 2).
+	// Increase bounds how much the target may grow per tick while the
+	// origin answers at its baseline (0: no bound beyond the
+	// controller's own).
 	Increase int
-	// Decrease is the multiplicative factor when it is not (default 0.7).
+	// Decrease is the deepest a single tick may cut the target to, as a
+	// factor of the last (default 0.5).
 	Decrease float64
 	// ExpectedRate is how many visitors a minute the operator expects
 	// the origin to take (0: unknown). Before the admission rate is

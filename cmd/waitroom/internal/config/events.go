@@ -87,7 +87,9 @@ type Event struct {
 	// Hard limits on admission, whatever the controller measures.
 	Caps Caps `yaml:"caps"`
 	// The controller that sizes admission from the origin's measured
-	// latency and errors (additive increase, multiplicative decrease).
+	// latency, capacity and errors: by Little's law, the active visitors
+	// the origin carries at its measured capacity with a short line, met
+	// every second, with a slow start to find that capacity.
 	Controller Controller `yaml:"controller"`
 	// Lanes besides the implicit public lane, such as a presale for
 	// invited fans. A lane named public sets the public lane's priority
@@ -129,22 +131,29 @@ type Caps struct {
 type Controller struct {
 	// How often the controller measures the origin and admits more.
 	Tick Duration `yaml:"tick"`
-	// Origin latency (95th percentile of admitted visitors' requests) the
-	// controller keeps under.
+	// Origin latency (95th percentile of admitted visitors' requests)
+	// that cuts the limit when crossed, whatever the origin's baseline;
+	// below it the controller keeps the origin's mean latency near its
+	// own unloaded baseline.
 	TargetP95 Duration `yaml:"target_p95"`
 	// Share of origin responses that may be 5xx or time out (0 to 1,
 	// exclusive).
 	TargetErrorRate float64 `yaml:"target_error_rate"`
-	// Active visitors allowed at the start, before anything is measured.
+	// Active visitors allowed at the start, before anything is measured;
+	// from there the limit doubles per round while the origin answers at
+	// its baseline (a slow start).
 	InitialActive int `yaml:"initial_active"`
 	// The active-visitor limit never goes below this; at least 1 and at
 	// most initial_active.
 	MinActive int `yaml:"min_active"`
-	// Visitors added to the limit per tick while the origin is healthy; 0
-	// means 5% of the limit, at least 2.
+	// Most visitors the target may grow by per tick while the origin
+	// answers at its baseline; 0 means no bound beyond the controller's
+	// own (doubling per round until the origin first queues, then 10 %
+	// after two calm ticks).
 	Increase int `yaml:"increase"`
-	// Factor the limit is multiplied by when the origin is not healthy
-	// (0 to 1, exclusive).
+	// The deepest one tick may cut the target to, as a factor of the
+	// last (0 to 1, exclusive): a single bad second never takes more than
+	// this off.
 	Decrease float64 `yaml:"decrease"`
 	// Visitors a minute the operator expects the origin to take; 0 is
 	// unknown. Before the admission rate is measured (the pre-queue and

@@ -117,7 +117,7 @@ func (v *validator) controller(p string, c *Controller) {
 		v.fail(p+".min_active", "must not be more than initial_active (%d) (got %d)", c.InitialActive, c.MinActive)
 	}
 	if c.Increase < 0 {
-		v.fail(p+".increase", "must be 0 (5%% of the limit, at least 2) or more (got %d)", c.Increase)
+		v.fail(p+".increase", "must be 0 (no bound) or more (got %d)", c.Increase)
 	}
 	v.fraction(p+".decrease", c.Decrease)
 	if !(c.ExpectedRate >= 0) || !finite(c.ExpectedRate) {

@@ -94,7 +94,7 @@ func TestValidateEvents(t *testing.T) {
 			"events[0].controller.target_p95: must be more than 0, such as 1s (got 0s)",
 			"events[0].controller.target_error_rate: must be between 0 and 1, exclusive (got 1)",
 			"events[0].controller.min_active: must not be more than initial_active (5) (got 6)",
-			"events[0].controller.increase: must be 0 (5% of the limit, at least 2) or more (got -1)",
+			"events[0].controller.increase: must be 0 (no bound) or more (got -1)",
 			"events[0].controller.decrease: must be between 0 and 1, exclusive (got 0)"}},
 		{"controller zeros", func(e *Event) { e.Controller.InitialActive, e.Controller.MinActive = 0, 0 }, []string{
 			"events[0].controller.initial_active: must be 1 or more (got 0)",
