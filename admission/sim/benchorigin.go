@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"math/rand/v2"
+	"sort"
 	"time"
 
 	"github.com/waitroom/waitroom/admission/sim/figures"
@@ -17,7 +19,7 @@ import (
 // concurrent use.
 type slotOrigin struct {
 	loop    *eventLoop
-	service func() time.Duration // how long one request holds a slot
+	service func(start time.Duration) time.Duration // how long a request starting then holds a slot
 
 	queueMax int
 	cap      int
@@ -43,7 +45,7 @@ type originSecond struct {
 	lat          []float64 // ms
 }
 
-func newSlotOrigin(loop *eventLoop, capacity, queue int, service func() time.Duration) *slotOrigin {
+func newSlotOrigin(loop *eventLoop, capacity, queue int, service func(start time.Duration) time.Duration) *slotOrigin {
 	return &slotOrigin{loop: loop, cap: capacity, queueMax: queue, service: service, last: loop.now}
 }
 
@@ -105,7 +107,7 @@ func (o *slotOrigin) arrive(r *originRequest) {
 
 // serve holds a slot for r and answers it when its service ends.
 func (o *slotOrigin) serve(r *originRequest) {
-	o.loop.after(o.service(), func() {
+	o.loop.after(o.service(o.loop.now), func() {
 		now := o.loop.now
 		o.advance(now)
 		o.busy--
@@ -150,4 +152,51 @@ func (o *slotOrigin) rows(n int) []figures.Row {
 			Limit: -1, Serving: -1, Passes: -1}
 	}
 	return rows
+}
+
+// stalls are the origin's pauses (Model.StallRate, StallMean), drawn as
+// they are needed: a Poisson process of stalls with exponentially
+// distributed lengths, in time order, none overlapping.
+type stalls struct {
+	rate float64
+	mean time.Duration
+	rng  *rand.Rand
+	from time.Duration // the next stall starts after this
+	list []stall
+}
+
+type stall struct{ from, to time.Duration }
+
+// at returns stall i, drawing it (and those before it) if need be.
+func (s *stalls) at(i int) stall {
+	for len(s.list) <= i {
+		gap := time.Duration(s.rng.ExpFloat64() / s.rate * float64(time.Second))
+		from := s.from + gap
+		to := from + time.Duration(s.rng.ExpFloat64()*float64(s.mean))
+		s.list = append(s.list, stall{from, to})
+		s.from = to
+	}
+	return s.list[i]
+}
+
+// finish is when work started at start is done, the stalls it meets
+// not counting.
+func (s *stalls) finish(start, work time.Duration) time.Duration {
+	if s.rate <= 0 || s.mean <= 0 {
+		return start + work
+	}
+	// The first stall that ends after start (the list only grows, in
+	// order, so that a search over what is drawn finds it or its place).
+	i := sort.Search(len(s.list), func(i int) bool { return s.list[i].to > start })
+	t := start
+	for ; ; i++ {
+		st := s.at(i)
+		if st.from >= t+work {
+			return t + work
+		}
+		if st.from > t {
+			work -= st.from - t
+		}
+		t = max(t, st.to)
+	}
 }

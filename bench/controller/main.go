@@ -353,9 +353,9 @@ func (b *bench) runSim(c *figures.Contender, round int) figures.Figures {
 		fatalf("%s: %v", name, err)
 	}
 	csvPath, svgPath := b.write(name, r.Rows)
-	fmt.Fprintf(b.out, "  %-14s joined %d, admitted %d from %.1fs to %.1fs, checkouts %d, no-shows %d (late back %d; waitroom's no-show rate at the end %.2f), 503 retries %d, errors %d; simulated in %s\n",
+	fmt.Fprintf(b.out, "  %-14s joined %d, admitted %d from %.1fs to %.1fs, checkouts %d, no-shows %d (late back %d; waitroom's no-show rate at the end %.2f), 503 retries %d, status polls %d, errors %d; simulated in %s\n",
 		name, r.Joined, r.Admitted, r.FirstAdmit, r.LastAdmit, r.Completions, r.NoShows, r.LateBack, r.NoShowRate,
-		r.Retries503, r.Errors, r.Elapsed.Round(time.Millisecond))
+		r.Retries503, r.Polls, r.Errors, r.Elapsed.Round(time.Millisecond))
 	fmt.Fprintf(b.out, "  %-14s %s, %s\n", "", csvPath, filepath.Base(svgPath))
 	return r.Figures()
 }

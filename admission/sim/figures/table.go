@@ -33,36 +33,39 @@ func (c *Contender) Median(get func(Figures) float64) float64 {
 }
 
 // Line is one figure of the table: its name, how to read and print it,
-// and the issue's target for the controller (Pass nil: none).
+// the finest difference it resolves (Resolution: 1 s for times, which
+// come from per-second rows, 0.01 for shares, 1 for counts), and the
+// issue's target for the controller (Pass nil: none).
 type Line struct {
-	Name   string
-	Get    func(Figures) float64
-	Format func(float64) string
-	Target string
-	Pass   func(float64) bool
+	Name       string
+	Get        func(Figures) float64
+	Format     func(float64) string
+	Resolution float64
+	Target     string
+	Pass       func(float64) bool
 }
 
 // Lines are the figures of the table, with the targets of issue 15;
 // noShow adds the no-show scenario's own targets.
 func Lines(noShow bool) []Line {
 	lines := []Line{
-		{"convergence (1st admission → 85% util)", func(f Figures) float64 { return f.Convergence }, Secs, "≤ 10s", func(v float64) bool { return v <= 10 }},
-		{"utilisation, first minute", func(f Figures) float64 { return f.FirstMinuteUtil }, Share, "", nil},
-		{"settled utilisation", func(f Figures) float64 { return f.SettledUtil }, Share, "≥ 95%", func(v float64) bool { return v >= 0.95 }},
-		{"settled seconds overloaded", func(f Figures) float64 { return f.SettledOver }, Share, "≤ 5%", func(v float64) bool { return v <= 0.05 }},
-		{"settled 503s", func(f Figures) float64 { return f.Settled503 }, Count, "0", func(v float64) bool { return v == 0 }},
-		{"seconds overloaded (share)", func(f Figures) float64 { return f.OverShare }, Share, "", nil},
-		{"seconds overloaded", OverSeconds, Count, "", nil},
-		{"503s (all run)", func(f Figures) float64 { return f.Rejected }, Count, "", nil},
-		{"brown-out: back under 2× base", func(f Figures) float64 { return f.BrownRecover }, Secs, "≤ 5s", func(v float64) bool { return v <= 5 }},
-		{"brown-out: util of reduced capacity", func(f Figures) float64 { return f.BrownUtil }, Share, "≥ 85%", func(v float64) bool { return v >= 0.85 }},
-		{"restore: back to 85% of full", func(f Figures) float64 { return f.Restore }, Secs, "≤ 10s", func(v float64) bool { return v <= 10 }},
-		{"completions (checkouts)", Completions, Count, "", nil},
+		{"convergence (1st admission → 85% util)", func(f Figures) float64 { return f.Convergence }, Secs, 1, "≤ 10s", func(v float64) bool { return v <= 10 }},
+		{"utilisation, first minute", func(f Figures) float64 { return f.FirstMinuteUtil }, Share, 0.01, "", nil},
+		{"settled utilisation", func(f Figures) float64 { return f.SettledUtil }, Share, 0.01, "≥ 95%", func(v float64) bool { return v >= 0.95 }},
+		{"settled seconds overloaded", func(f Figures) float64 { return f.SettledOver }, Share, 0.01, "≤ 5%", func(v float64) bool { return v <= 0.05 }},
+		{"settled 503s", func(f Figures) float64 { return f.Settled503 }, Count, 1, "0", func(v float64) bool { return v == 0 }},
+		{"seconds overloaded (share)", func(f Figures) float64 { return f.OverShare }, Share, 0.01, "", nil},
+		{"seconds overloaded", OverSeconds, Count, 1, "", nil},
+		{"503s (all run)", func(f Figures) float64 { return f.Rejected }, Count, 1, "", nil},
+		{"brown-out: back under 2× base", func(f Figures) float64 { return f.BrownRecover }, Secs, 1, "≤ 5s", func(v float64) bool { return v <= 5 }},
+		{"brown-out: util of reduced capacity", func(f Figures) float64 { return f.BrownUtil }, Share, 0.01, "≥ 85%", func(v float64) bool { return v >= 0.85 }},
+		{"restore: back to 85% of full", func(f Figures) float64 { return f.Restore }, Secs, 1, "≤ 10s", func(v float64) bool { return v <= 10 }},
+		{"completions (checkouts)", Completions, Count, 1, "", nil},
 	}
 	if noShow {
 		lines = append(lines,
-			Line{"no-shows: settled utilisation", func(f Figures) float64 { return f.SettledUtil }, Share, "≥ 90%", func(v float64) bool { return v >= 0.90 }},
-			Line{"no-shows: limit swing (settled)", func(f Figures) float64 { return f.LimitSwing }, func(v float64) string { return "±" + Share(v) }, "≤ ±15%", func(v float64) bool { return v <= 0.15 }})
+			Line{"no-shows: settled utilisation", func(f Figures) float64 { return f.SettledUtil }, Share, 0.01, "≥ 90%", func(v float64) bool { return v >= 0.90 }},
+			Line{"no-shows: limit swing (settled)", func(f Figures) float64 { return f.LimitSwing }, func(v float64) string { return "±" + Share(v) }, 0.01, "≤ ±15%", func(v float64) bool { return v <= 0.15 }})
 	}
 	return lines
 }
