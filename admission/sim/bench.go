@@ -71,19 +71,26 @@ type BenchConfig struct {
 // slots against the on-sale. MeasuredModel is what bench/controller's
 // runs measured.
 type Model struct {
-	// Room, Join and Status are a shopper's round trips for the room page
-	// (the first gated request, before the join), the join and a status
-	// poll. The engine sees a call halfway through its round trip.
+	// Room, Join and Status are a shopper's mean round trips for the room
+	// page (the first gated request, before the join), the join and a
+	// status poll. The engine sees a call halfway through its round trip.
+	// Each round trip is drawn from an exponential distribution of its
+	// mean.
 	Room, Join, Status time.Duration
-	// Page is what a gated page's round trip adds to the origin's own
-	// time (client → proxy → origin and back), split evenly either side.
+	// Page is what a gated page's round trip adds on average to the
+	// origin's own time (client → proxy → origin and back), split evenly
+	// either side; a 503's round trip is this alone. Under overload it
+	// decides who takes a place freed in the origin's line: the shopper
+	// just served sending their next page, or one retrying after a 503.
 	Page time.Duration
 	// FirstPage is the pause between the "admitted" status and the first
 	// gated page.
 	FirstPage time.Duration
 	// Service is what a request holds a slot for beyond the latency (the
-	// origin's timer overshoot and scheduling).
-	Service time.Duration
+	// origin's timer overshoot); ServiceJitter is the mean of an
+	// exponentially distributed extra per request (its scheduling on a
+	// busy machine).
+	Service, ServiceJitter time.Duration
 	// StallRate and StallMean are the origin's stalls (a machine shared
 	// with other work: CPU starvation, collector pauses): at StallRate a
 	// second on average, the origin stops serving for an exponentially
@@ -100,18 +107,20 @@ type Model struct {
 
 // MeasuredModel is the model calibrated against bench/controller's real
 // HTTP runs of the scenario on 2026-11-26 (see TestCalibration):
-// the crowd's round trips on loopback (join mean 1.6–3.1 ms; status p50
-// 1.0–1.7 ms, mean 6–14 ms under load; a gated page 1–2 ms over the
-// origin's own time; the first page sent at once after "admitted"), the
+// the crowd's round trips on loopback (join mean 1.6–4.7 ms; status p50
+// 1.0–2.5 ms, mean 6–14 ms under load; a gated page 1–2 ms over the
+// origin's own time, which the 503s of the fixed rates that overload the
+// origin bear out: 5 ms would make 13–17 % more; the first page sent at
+// once after "admitted"), the
 // origin's time per request in seconds it was saturated (202.4–203.5 ms
 // for 200 ms: a constant overshoot and, on a machine shared with other
 // work, stalls that cost a second up to a quarter of its throughput, in
 // about one second out of five), and the phase of the ticks (the first
 // admissions came 0.5–0.7 s into a second).
 var MeasuredModel = Model{
-	Room: 2 * time.Millisecond, Join: 2 * time.Millisecond, Status: 5 * time.Millisecond,
+	Room: 3 * time.Millisecond, Join: 3 * time.Millisecond, Status: 5 * time.Millisecond,
 	Page: 1500 * time.Microsecond, FirstPage: 0,
-	Service: 500 * time.Microsecond, StallRate: 0.2, StallMean: 75 * time.Millisecond,
+	Service: 500 * time.Microsecond, ServiceJitter: 0, StallRate: 0.2, StallMean: 75 * time.Millisecond,
 	TickPhase: 600 * time.Millisecond, MeterLead: 20 * time.Millisecond,
 }
 
@@ -226,7 +235,8 @@ type benchRun struct {
 	engine *admission.Engine
 	meter  *MeterModel
 	origin *slotOrigin
-	rng    *rand.Rand
+	rng    *rand.Rand // the crowd: arrivals, no-shows
+	rtts   *rand.Rand // round trips
 	res    *BenchResult
 	err    error
 
@@ -265,10 +275,12 @@ func RunBench(c BenchConfig) (*BenchResult, error) {
 	}
 	defer closeEngine()
 	r := &benchRun{cfg: c, ctx: context.Background(), loop: loop, engine: engine, meter: m,
-		rng: rand.New(rand.NewPCG(c.Seed, 0xbe4c)), res: &BenchResult{Config: c, FirstAdmit: math.NaN(), LastAdmit: math.NaN()}}
+		rng: rand.New(rand.NewPCG(c.Seed, 0xbe4c)), rtts: rand.New(rand.NewPCG(c.Seed, 0x0477)), res: &BenchResult{Config: c, FirstAdmit: math.NaN(), LastAdmit: math.NaN()}}
 	st := &stalls{rate: c.Model.StallRate, mean: c.Model.StallMean, rng: rand.New(rand.NewPCG(c.Seed, 0x0519)), from: first}
+	jitter := rand.New(rand.NewPCG(c.Seed, 0x5e41))
 	r.origin = newSlotOrigin(loop, c.Capacity, c.Queue, func(start time.Duration) time.Duration {
-		return st.finish(start, c.Latency+c.Model.Service) - start
+		work := c.Latency + c.Model.Service + time.Duration(jitter.ExpFloat64()*float64(c.Model.ServiceJitter))
+		return st.finish(start, work) - start
 	})
 	if c.BrownEnd > c.BrownStart {
 		loop.at(c.BrownStart, func() { r.origin.setCapacity(c.Reduced()) })
@@ -287,7 +299,7 @@ func RunBench(c BenchConfig) (*BenchResult, error) {
 		s := &benchShopper{}
 		s.noShow = r.rng.Float64() < c.NoShow
 		s.late = s.noShow && r.rng.Float64() < c.LateShare
-		loop.at(at, func() { loop.after(c.Model.Room, func() { r.join(s) }) })
+		loop.at(at, func() { loop.after(r.rtt(c.Model.Room), func() { r.join(s) }) })
 	}
 	loop.run(c.Duration, func() bool { return r.err != nil })
 	if r.err != nil {
@@ -327,6 +339,13 @@ func (r *benchRun) sample(row *figures.Row) {
 	row.Serving, row.Passes = float64(f.Lanes[admission.PublicLane].Serving), float64(r.passes)
 }
 
+// rtt draws a round trip of the given mean: exponentially distributed,
+// as the crowd measured them (most are short, a few wait long for a
+// machine busy with other work).
+func (r *benchRun) rtt(mean time.Duration) time.Duration {
+	return time.Duration(r.rtts.ExpFloat64() * float64(mean))
+}
+
 // count adds one to the second of now in series.
 func (r *benchRun) count(series *[]int) {
 	if r.loop.now < 0 {
@@ -356,7 +375,7 @@ func (r *benchRun) call(rtt time.Duration, engine func() (admission.Status, erro
 
 // join is the shopper's POST /_wr/api/join.
 func (r *benchRun) join(s *benchShopper) {
-	r.call(r.cfg.Model.Join, func() (admission.Status, error) {
+	r.call(r.rtt(r.cfg.Model.Join), func() (admission.Status, error) {
 		a, err := r.engine.Arrive(r.ctx, benchEvent, admission.JoinRequest{Binding: "bench"})
 		if err != nil {
 			return admission.Status{}, err
@@ -385,7 +404,7 @@ func (r *benchRun) waited(s *benchShopper, st admission.Status) {
 	}
 	r.loop.after(wait, func() {
 		r.res.Polls++
-		r.call(r.cfg.Model.Status, func() (admission.Status, error) {
+		r.call(r.rtt(r.cfg.Model.Status), func() (admission.Status, error) {
 			res, err := r.engine.Status(r.ctx, benchEvent, s.ticket)
 			if err != nil {
 				return admission.Status{}, err
@@ -434,7 +453,8 @@ func (r *benchRun) shop(s *benchShopper) {
 // 503 (retried after its Retry-After of 1 s), and the checkout's
 // X-Waitroom-Complete tells the meter and the engine the shopper is done.
 func (r *benchRun) page(s *benchShopper, p int) {
-	half := r.cfg.Model.Page / 2
+	rtt := r.rtt(r.cfg.Model.Page)
+	half := rtt / 2
 	r.loop.after(half, func() {
 		r.meter.Seen(&s.presence, r.loop.time())
 		r.meter.Start()
@@ -444,7 +464,7 @@ func (r *benchRun) page(s *benchShopper, p int) {
 			if status == 200 && checkout && r.meter.Complete(&s.presence) {
 				r.engine.Complete(benchEvent, s.ticket.Visitor)
 			}
-			r.loop.after(r.cfg.Model.Page-half, func() {
+			r.loop.after(rtt-half, func() {
 				switch {
 				case status != 200:
 					r.res.Retries503++

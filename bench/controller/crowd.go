@@ -62,10 +62,11 @@ const (
 	rttStatus          // GET /_wr/api/status
 	rttPage            // a gated page answered 200 by the origin
 	rttFirstGap        // from the "admitted" status to the first gated page sent
+	rtt503             // a gated page answered 503 (the origin's line was full)
 	numRTT
 )
 
-var rttNames = [numRTT]string{"join", "status", "gated page", "admitted → first page"}
+var rttNames = [numRTT]string{"join", "status", "gated page", "admitted → first page", "503"}
 
 // noteRTT records a client-side round trip of kind k.
 func (c *crowd) noteRTT(k int, d time.Duration) {
@@ -245,6 +246,7 @@ func (c *crowd) shop(ctx context.Context, id int, noShow, late bool) {
 				return
 			}
 			if code == http.StatusServiceUnavailable {
+				c.noteRTT(rtt503, time.Since(sent))
 				c.retries503.Add(1)
 				ra, _ := strconv.Atoi(h.Get("Retry-After"))
 				if !sleep(ctx, time.Duration(max(ra, 1))*time.Second) {
