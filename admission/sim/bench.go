@@ -87,10 +87,11 @@ type Model struct {
 	// gated page.
 	FirstPage time.Duration
 	// Service is what a request holds a slot for beyond the latency (the
-	// origin's timer overshoot); ServiceJitter is the mean of an
-	// exponentially distributed extra per request (its scheduling on a
-	// busy machine).
-	Service, ServiceJitter time.Duration
+	// origin's timer overshoot). HandOff is the extra for a request that
+	// waited in line: the real origin hands it the slot and wakes it, and
+	// it holds the slot while the scheduler of a busy machine gets round
+	// to running it.
+	Service, HandOff time.Duration
 	// StallRate and StallMean are the origin's stalls (a machine shared
 	// with other work: CPU starvation, collector pauses): at StallRate a
 	// second on average, the origin stops serving for an exponentially
@@ -120,7 +121,7 @@ type Model struct {
 var MeasuredModel = Model{
 	Room: 3 * time.Millisecond, Join: 3 * time.Millisecond, Status: 5 * time.Millisecond,
 	Page: 1500 * time.Microsecond, FirstPage: 0,
-	Service: 500 * time.Microsecond, ServiceJitter: 0, StallRate: 0.2, StallMean: 75 * time.Millisecond,
+	Service: 500 * time.Microsecond, HandOff: 1500 * time.Microsecond, StallRate: 0.2, StallMean: 25 * time.Millisecond,
 	TickPhase: 600 * time.Millisecond, MeterLead: 20 * time.Millisecond,
 }
 
@@ -277,9 +278,11 @@ func RunBench(c BenchConfig) (*BenchResult, error) {
 	r := &benchRun{cfg: c, ctx: context.Background(), loop: loop, engine: engine, meter: m,
 		rng: rand.New(rand.NewPCG(c.Seed, 0xbe4c)), rtts: rand.New(rand.NewPCG(c.Seed, 0x0477)), res: &BenchResult{Config: c, FirstAdmit: math.NaN(), LastAdmit: math.NaN()}}
 	st := &stalls{rate: c.Model.StallRate, mean: c.Model.StallMean, rng: rand.New(rand.NewPCG(c.Seed, 0x0519)), from: first}
-	jitter := rand.New(rand.NewPCG(c.Seed, 0x5e41))
-	r.origin = newSlotOrigin(loop, c.Capacity, c.Queue, func(start time.Duration) time.Duration {
-		work := c.Latency + c.Model.Service + time.Duration(jitter.ExpFloat64()*float64(c.Model.ServiceJitter))
+	r.origin = newSlotOrigin(loop, c.Capacity, c.Queue, func(start time.Duration, queued bool) time.Duration {
+		work := c.Latency + c.Model.Service
+		if queued {
+			work += c.Model.HandOff
+		}
 		return st.finish(start, work) - start
 	})
 	if c.BrownEnd > c.BrownStart {

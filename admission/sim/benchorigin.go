@@ -18,8 +18,10 @@ import (
 // answered. It is driven by the simulation's event loop and not safe for
 // concurrent use.
 type slotOrigin struct {
-	loop    *eventLoop
-	service func(start time.Duration) time.Duration // how long a request starting then holds a slot
+	loop *eventLoop
+	// service is how long a request starting at start holds its slot;
+	// queued tells that it waited in line and was handed the slot.
+	service func(start time.Duration, queued bool) time.Duration
 
 	queueMax int
 	cap      int
@@ -45,7 +47,7 @@ type originSecond struct {
 	lat          []float64 // ms
 }
 
-func newSlotOrigin(loop *eventLoop, capacity, queue int, service func(start time.Duration) time.Duration) *slotOrigin {
+func newSlotOrigin(loop *eventLoop, capacity, queue int, service func(start time.Duration, queued bool) time.Duration) *slotOrigin {
 	return &slotOrigin{loop: loop, cap: capacity, queueMax: queue, service: service, last: loop.now}
 }
 
@@ -91,7 +93,7 @@ func (o *slotOrigin) arrive(r *originRequest) {
 	switch {
 	case o.busy < o.cap && len(o.queue) == 0:
 		o.busy++
-		o.serve(r)
+		o.serve(r, false)
 	case len(o.queue) >= o.queueMax:
 		if s := o.at(now); s != nil {
 			s.rejected++
@@ -106,8 +108,8 @@ func (o *slotOrigin) arrive(r *originRequest) {
 }
 
 // serve holds a slot for r and answers it when its service ends.
-func (o *slotOrigin) serve(r *originRequest) {
-	o.loop.after(o.service(o.loop.now), func() {
+func (o *slotOrigin) serve(r *originRequest, queued bool) {
+	o.loop.after(o.service(o.loop.now, queued), func() {
 		now := o.loop.now
 		o.advance(now)
 		o.busy--
@@ -126,7 +128,7 @@ func (o *slotOrigin) handOff() {
 		o.busy++
 		r := o.queue[0]
 		o.queue = o.queue[1:]
-		o.serve(r)
+		o.serve(r, true)
 	}
 }
 
