@@ -25,8 +25,9 @@ import (
 // back Late after their admission. The waitroom is one event in mode
 // always, as bench/controller configures `waitroom serve`: the controller
 // (MaxNewPerMinute 0), or a fixed rate with the controller pinned out
-// (see WithContender). The zero value of a field takes the issue's value
-// (IssueBench) where 0 makes no sense.
+// (see WithContender). IssueBench is the issue's scenario; Validate
+// rejects what makes no sense. It is a plain value, safe to copy and to
+// share between goroutines.
 type BenchConfig struct {
 	// Seed makes the run repeatable: the arrival jitter, the no-shows
 	// and the engine's randomness come from it.
@@ -69,7 +70,7 @@ type BenchConfig struct {
 // client's round trips through the waitroom, the origin's overhead on
 // top of its latency, and the phase of the engine's ticks and the meter's
 // slots against the on-sale. MeasuredModel is what bench/controller's
-// runs measured.
+// runs measured. It is a plain value.
 type Model struct {
 	// Room, Join and Status are a shopper's mean round trips for the room
 	// page (the first gated request, before the join), the join and a
@@ -201,7 +202,8 @@ func (c BenchConfig) Validate() error {
 	return nil
 }
 
-// BenchResult is what a run measured, as bench/controller reports it.
+// BenchResult is what a run measured, as bench/controller reports it. It
+// is not changed after RunBench returns it.
 type BenchResult struct {
 	Config BenchConfig
 	// Rows are the run's seconds after T0.
@@ -254,7 +256,7 @@ type benchShopper struct {
 }
 
 // RunBench runs c once and returns what it measured. The same config
-// gives the same result.
+// gives the same result. Runs share nothing: several may go at once.
 func RunBench(c BenchConfig) (*BenchResult, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
