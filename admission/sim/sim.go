@@ -178,34 +178,12 @@ func Run(cfg Config) (*Result, error) {
 		tick = admission.DefaultTick
 	}
 
-	dir := cfg.Dir
-	if dir == "" {
-		parent := ""
-		if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-			parent = "/dev/shm"
-		}
-		d, err := os.MkdirTemp(parent, "waitroom-sim-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(d)
-		dir = d
-	}
-	store, err := memstore.Open(memstore.Options{Dir: dir, Clock: clk.now})
-	if err != nil {
-		return nil, err
-	}
-	defer store.Close()
 	org := newOrigin(cfg.Origin, rand.New(rand.NewPCG(cfg.Seed, 0x0019)))
-	var seed [32]byte
-	for i := range 8 {
-		seed[i] = byte(cfg.Seed >> (8 * i))
-	}
-	engine, err := admission.New(admission.Options{Store: store, Clock: clk.now, Meter: meter{org},
-		Rand: rand.NewChaCha8(seed), Replica: "sim", Logger: discardLogger()}, ev)
+	engine, closeEngine, err := newEngine(cfg.Dir, clk, cfg.Seed, meter{org}, ev)
 	if err != nil {
 		return nil, err
 	}
+	defer closeEngine()
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
 
 	// Visitors and their arrival times.
@@ -336,6 +314,48 @@ func (v *visitor) noteETA(e admission.ETA, at time.Time) {
 	if e.Seconds >= 0 && v.firstAt.IsZero() {
 		v.firstETA, v.firstAt = e, at
 	}
+}
+
+// newEngine starts the real admission engine over the embedded store in
+// dir (a temporary directory, in memory when /dev/shm exists, when ""),
+// on the fake clock, measuring with m; close stops it and removes the
+// temporary directory.
+func newEngine(dir string, clk *fakeClock, seed uint64, m admission.Meter, ev admission.EventConfig) (e *admission.Engine, close func(), err error) {
+	var cleanup []func()
+	close = func() {
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			cleanup[i]()
+		}
+	}
+	if dir == "" {
+		parent := ""
+		if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+			parent = "/dev/shm"
+		}
+		d, err := os.MkdirTemp(parent, "waitroom-sim-")
+		if err != nil {
+			return nil, nil, err
+		}
+		cleanup = append(cleanup, func() { os.RemoveAll(d) })
+		dir = d
+	}
+	store, err := memstore.Open(memstore.Options{Dir: dir, Clock: clk.now})
+	if err != nil {
+		close()
+		return nil, nil, err
+	}
+	cleanup = append(cleanup, func() { store.Close() })
+	var key [32]byte
+	for i := range 8 {
+		key[i] = byte(seed >> (8 * i))
+	}
+	e, err = admission.New(admission.Options{Store: store, Clock: clk.now, Meter: m,
+		Rand: rand.NewChaCha8(key), Replica: "sim", Logger: discardLogger()}, ev)
+	if err != nil {
+		close()
+		return nil, nil, err
+	}
+	return e, close, nil
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/waitroom/waitroom/admission/sim/figures"
 )
 
 // crowdConfig is the shoppers' behaviour.
@@ -49,6 +51,47 @@ type crowd struct {
 	done                                                       atomic.Int64
 	firstErr                                                   atomic.Pointer[string] // the first error, for the report
 	refresh                                                    []int                  // refresh_seconds told while waiting, per refreshBuckets; under mu
+	rtt                                                        [numRTT][]float64      // client-side round trips, ms, per kind; under mu
+}
+
+// Kinds of client-side round trips the crowd times, for the report and
+// for calibrating the simulator (admission/sim): what a shopper's HTTP
+// calls take through the waitroom, as the shopper sees them.
+const (
+	rttJoin     = iota // POST /_wr/api/join
+	rttStatus          // GET /_wr/api/status
+	rttPage            // a gated page answered 200 by the origin
+	rttFirstGap        // from the "admitted" status to the first gated page sent
+	rtt503             // a gated page answered 503 (the origin's line was full)
+	numRTT
+)
+
+var rttNames = [numRTT]string{"join", "status", "gated page", "admitted → first page", "503"}
+
+// noteRTT records a client-side round trip of kind k.
+func (c *crowd) noteRTT(k int, d time.Duration) {
+	c.mu.Lock()
+	c.rtt[k] = append(c.rtt[k], float64(d)/float64(time.Millisecond))
+	c.mu.Unlock()
+}
+
+// roundTrips reports the client-side round trips: count, p50, p95, mean.
+func (c *crowd) roundTrips() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var parts []string
+	for k, v := range c.rtt {
+		if len(v) == 0 {
+			continue
+		}
+		sum := 0.0
+		for _, x := range v {
+			sum += x
+		}
+		parts = append(parts, fmt.Sprintf("%s ×%d p50 %.1fms p95 %.1fms mean %.1fms", rttNames[k], len(v),
+			figures.Quantile(v, 0.5), figures.Quantile(v, 0.95), sum/float64(len(v))))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // refreshBuckets are the upper bounds (seconds) refresh_seconds are
@@ -152,10 +195,12 @@ func (c *crowd) shop(ctx context.Context, id int, noShow, late bool) {
 		return
 	}
 	body, _ := json.Marshal(map[string]string{"event": eventID, "return": "/gated/p1"})
+	sent := time.Now()
 	st, err := c.api(ctx, cl, "POST", "/_wr/api/join", body)
 	if err != nil {
 		return
 	}
+	c.noteRTT(rttJoin, time.Since(sent))
 	c.joined.Add(1)
 	for st.Status != "admitted" {
 		c.noteRefresh(st.Refresh)
@@ -166,11 +211,14 @@ func (c *crowd) shop(ctx context.Context, id int, noShow, late bool) {
 		if !sleep(ctx, wait) {
 			return
 		}
+		sent := time.Now()
 		if st, err = c.api(ctx, cl, "GET", "/_wr/api/status?event="+eventID, nil); err != nil {
 			return
 		}
+		c.noteRTT(rttStatus, time.Since(sent))
 	}
-	c.note(&c.admitted, time.Now())
+	admittedAt := time.Now()
+	c.note(&c.admitted, admittedAt)
 	if noShow {
 		c.noShows.Add(1)
 		if !late || !sleep(ctx, c.cfg.Late) {
@@ -188,12 +236,17 @@ func (c *crowd) shop(ctx context.Context, id int, noShow, late bool) {
 		if p > c.cfg.Pages {
 			path = checkoutPath
 		}
-		for {
+		for try := 0; ; try++ {
+			sent := time.Now()
+			if p == 1 && try == 0 && !noShow {
+				c.noteRTT(rttFirstGap, sent.Sub(admittedAt))
+			}
 			code, h, err := c.get(ctx, cl, path)
 			if err != nil {
 				return
 			}
 			if code == http.StatusServiceUnavailable {
+				c.noteRTT(rtt503, time.Since(sent))
 				c.retries503.Add(1)
 				ra, _ := strconv.Atoi(h.Get("Retry-After"))
 				if !sleep(ctx, time.Duration(max(ra, 1))*time.Second) {
@@ -205,6 +258,7 @@ func (c *crowd) shop(ctx context.Context, id int, noShow, late bool) {
 				c.bounced.Add(1) // sent back to the room, or refused: gives up
 				return
 			}
+			c.noteRTT(rttPage, time.Since(sent))
 			break
 		}
 	}

@@ -56,6 +56,19 @@
 // issued), a plot of it (SVG: the limit, active shoppers, utilisation and
 // origin p95 over time, the brown-out shaded) and the report go to -out.
 //
+// With -sim the same scenario (the same flags) runs in the simulator
+// instead, admission/sim: the real admission engine on a fake clock,
+// ticked every second as `waitroom serve` ticks it, measured by a model of
+// proxy/meter, in front of this origin and this crowd in simulated time
+// (with the client round trips and the origin's overhead the real runs
+// measure). A contender takes about a second instead of three minutes and
+// prints the same table, CSV and plot, so that a change to the controller
+// can be tried in seconds; admission/sim's tests pin the simulation to
+// the real run's figures. The figures themselves, and the table, are
+// defined once, in admission/sim/figures, for both. The crowd reports the
+// client round trips it measured (join, status, gated page, and the pause
+// from "admitted" to the first page), which the simulation's model takes.
+//
 // The default is short (about 7 minutes in all); -full runs the issue's
 // scenario (2000 shoppers over 20 s, brown-out from 60 s to 120 s, runs of
 // 180 s, which the demand outlasts, so that completions measure throughput;
@@ -63,4 +76,5 @@
 // (BENCH_FLAGS="-full" for the issue's scenario), or:
 //
 //	go run ./bench/controller -bin bin/waitroom [-full] [-rounds 3] [-noshow 0.3] [-only controller,fixed]
+//	go run ./bench/controller -sim [-full] [-rounds 3] [-noshow 0.3] [-only controller,fixed]
 package main

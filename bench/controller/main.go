@@ -21,6 +21,9 @@ import (
 	"sync"
 	"text/template"
 	"time"
+
+	"github.com/waitroom/waitroom/admission/sim"
+	"github.com/waitroom/waitroom/admission/sim/figures"
 )
 
 var (
@@ -51,6 +54,8 @@ var (
 	minActive     = flag.Int("min-active", 0, "controller contender: events[].controller.min_active (0: default)")
 	noShowGrace   = flag.Duration("no-show-grace", 0, "events[].no_show_grace (0: default)")
 
+	simulate = flag.Bool("sim", false, "run the same scenario in the simulator (admission/sim) instead of over real HTTP: seconds instead of minutes")
+
 	serveOrigin = flag.String("serve-origin", "", "internal: run as the origin on this address")
 	originT0    = flag.Int64("origin-t0", 0, "internal: the on-sale, Unix nanoseconds")
 )
@@ -67,13 +72,6 @@ type wrConfig struct {
 	Name, Listen, Admin, DataDir, Origin, OnSaleAt string
 	MaxNewPerMinute, InitialActive, MinActive      int
 	NoShowGrace                                    time.Duration
-}
-
-// contender is one way of admitting: the controller, or a fixed rate.
-type contender struct {
-	name    string
-	perMin  int // max_new_per_minute; 0 for the controller
-	results []figures
 }
 
 func main() {
@@ -98,13 +96,13 @@ func main() {
 		return
 	}
 	stopOnSignal()
-	if _, err := os.Stat(*bin); err != nil {
-		fatalf("%s: %v (run `make build`)", *bin, err)
-	}
-	if !(*noShow >= 0 && *noShow < 1) || !(*lateSh >= 0 && *lateSh <= 1) || !(*brownFactor > 0 && *brownFactor <= 1) ||
-		*capacity < 1 || *latency <= 0 || *queueLen < 0 || *shoppers < 1 || *pages < 0 || *rounds < 1 || *runFor <= 0 {
-		fatalf("bad flags: -noshow in [0,1), -late-share in [0,1], -brownout-factor in (0,1], -queue and -pages at least 0; " +
+	cfg := benchConfig()
+	if err := cfg.Validate(); err != nil || *rounds < 1 {
+		fatalf("bad flags: -noshow in [0,1), -late-share in [0,1], -brownout-factor in (0,1], -queue, -pages, -think, -arrive and -late at least 0; " +
 			"-capacity, -latency, -shoppers, -rounds and -duration positive")
+	}
+	if _, err := os.Stat(*bin); err != nil && !*simulate {
+		fatalf("%s: %v (run `make build`)", *bin, err)
 	}
 	tmp, err := os.MkdirTemp("", "waitroom-bench-controller-")
 	if err != nil {
@@ -112,65 +110,79 @@ func main() {
 	}
 	defer os.RemoveAll(tmp)
 	atExit(func() { os.RemoveAll(tmp) })
-	b := &bench{tmp: tmp, origin: oc, secret: randomHex(32), token: randomHex(24),
+	b := &bench{tmp: tmp, origin: oc, cfg: cfg, secret: randomHex(32), token: randomHex(24),
 		stamp: time.Now().UTC().Format("20060102T150405Z")}
+	if *simulate {
+		b.stamp += "-sim"
+	}
 	b.out = io.MultiWriter(os.Stdout, &b.report)
 	if err := os.MkdirAll(*outDir, 0o755); err != nil {
 		fatal(err)
 	}
 
-	// The right fixed rate fills the origin: capacity/latency requests a
-	// second, pages+1 per shopper, inflated for the no-shows.
-	perShopper := float64(*pages + 1)
-	right := int(math.Round(60 * float64(*capacity) / latency.Seconds() / perShopper / (1 - *noShow)))
-	all := []*contender{{name: "controller"}, {name: "fixed", perMin: right},
-		{name: "fixed-high", perMin: 2 * right}, {name: "fixed-low", perMin: max(1, right/2)}}
-	var cs []*contender
-	for _, c := range all {
-		if strings.Contains(","+*only+",", ","+c.name+",") {
-			cs = append(cs, c)
+	var cs []*figures.Contender
+	for _, name := range sim.Contenders {
+		if strings.Contains(","+*only+",", ","+name+",") {
+			c, _ := cfg.WithContender(name)
+			cs = append(cs, &figures.Contender{Name: name, PerMin: c.MaxNewPerMinute})
 		}
 	}
 	if len(cs) == 0 {
-		fatalf("-only %q names no contender (controller, fixed, fixed-high, fixed-low)", *only)
+		fatalf("-only %q names no contender (%s)", *only, strings.Join(sim.Contenders, ", "))
 	}
-	fmt.Fprintf(b.out, "waitroom controller benchmark, %s, %d CPUs, %s\n", time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), runtime.Version())
+	kind := "real HTTP on 127.0.0.1"
+	if *simulate {
+		kind = "simulated (admission/sim: the real engine on a fake clock, model of the real run)"
+	}
+	fmt.Fprintf(b.out, "waitroom controller benchmark, %s, %d CPUs, %s; %s\n", time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), runtime.Version(), kind)
 	fmt.Fprintf(b.out, "origin: %d at once × %s (%.0f req/s), %d queued, 503 past; brown-out ×%.2f from %s to %s\n",
 		oc.Capacity, oc.Latency, float64(oc.Capacity)/oc.Latency.Seconds(), oc.Queue, oc.BrownFactor, oc.BrownStart, oc.BrownEnd)
 	fmt.Fprintf(b.out, "crowd: %d shoppers over %s, %d pages + checkout each, think %s, no-shows %.0f%% (%.0f%% of them back after %s); runs of %s, %d round(s)\n",
 		*shoppers, *arrive, *pages, *think, 100**noShow, 100**lateSh, *late, *runFor, *rounds)
+	right := cfg.RightRate()
 	fmt.Fprintf(b.out, "fixed rates (max_new_per_minute): right %d, high %d, low %d\n\n", right, 2*right, max(1, right/2))
 	for r := range *rounds {
 		for i := range cs { // the order rotated, so that none always goes first
 			c := cs[(i+r)%len(cs)]
-			c.results = append(c.results, b.run(c, r+1))
+			run := b.run
+			if *simulate {
+				run = b.runSim
+			}
+			c.Results = append(c.Results, run(c, r+1))
 		}
 	}
-	b.table(cs)
+	figures.WriteTable(b.out, cs, figures.TableOptions{Rounds: *rounds, NoShow: *noShow > 0, Settle: *settle})
 	path := filepath.Join(*outDir, "controller-"+b.stamp+".txt")
 	if os.WriteFile(path, []byte(b.report.String()), 0o644) == nil {
 		fmt.Printf("\nreport written to %s\n", path)
 	}
 }
 
+// benchConfig is the scenario the flags describe, for the real run and
+// the simulated one alike.
+func benchConfig() sim.BenchConfig {
+	return sim.BenchConfig{Shoppers: *shoppers, Arrive: *arrive, Pages: *pages, Think: *think, NoShow: *noShow,
+		LateShare: *lateSh, Late: *late, Duration: *runFor, Capacity: *capacity, Latency: *latency, Queue: *queueLen,
+		BrownStart: *brownStart, BrownEnd: *brownEnd, BrownFactor: *brownFactor, InitialActive: *initialActive,
+		MinActive: *minActive, NoShowGrace: *noShowGrace, Settle: *settle, Model: sim.MeasuredModel}
+}
+
 // bench is one benchmark run.
 type bench struct {
 	tmp, secret, token, stamp string
 	origin                    originConfig
+	cfg                       sim.BenchConfig
 	out                       io.Writer
 	report                    strings.Builder
 }
 
-// scenario is what the figures are measured against.
-func (b *bench) scenario() scenario {
-	return scenario{Capacity: b.origin.Capacity, BaseMS: float64(b.origin.Latency) / float64(time.Millisecond),
-		BrownStart: int(b.origin.BrownStart / time.Second), BrownEnd: int(b.origin.BrownEnd / time.Second),
-		Settle: int(*settle / time.Second), SettleAfterBrown: int(*settle / time.Second)}
-}
-
 // run runs one contender once against a fresh origin and waitroom.
-func (b *bench) run(c *contender, round int) figures {
-	name := fmt.Sprintf("%s-r%d", c.name, round)
+func (b *bench) run(c *figures.Contender, round int) figures.Figures {
+	name := fmt.Sprintf("%s-r%d", c.Name, round)
+	cc, err := b.cfg.WithContender(c.Name)
+	if err != nil {
+		fatal(err)
+	}
 	t0 := time.Now().Add(5 * time.Second).Truncate(time.Second).Add(time.Second)
 	exe, err := os.Executable()
 	if err != nil {
@@ -186,17 +198,10 @@ func (b *bench) run(c *contender, round int) figures {
 	defer org.stop()
 
 	wc := wrConfig{Name: name, Listen: freeAddr(), Admin: freeAddr(), DataDir: filepath.Join(b.tmp, name+"-data"),
-		Origin: oaddr, OnSaleAt: t0.UTC().Format(time.RFC3339), MaxNewPerMinute: c.perMin, NoShowGrace: *noShowGrace}
-	if c.perMin > 0 {
-		// A fixed rate: the controller's limit pinned far above what the
+		Origin: oaddr, OnSaleAt: t0.UTC().Format(time.RFC3339), NoShowGrace: cc.NoShowGrace,
+		// A fixed rate pins the controller's limit far above what the
 		// crowd could fill, so that only max_new_per_minute binds.
-		wc.InitialActive, wc.MinActive = 1_000_000, 1_000_000
-	} else {
-		wc.InitialActive, wc.MinActive = *initialActive, *minActive
-		if wc.MinActive > 0 && wc.InitialActive == 0 {
-			wc.InitialActive = max(wc.MinActive, 50)
-		}
-	}
+		MaxNewPerMinute: cc.MaxNewPerMinute, InitialActive: cc.InitialActive, MinActive: cc.MinActive}
 	var cfg bytes.Buffer
 	if err := configTmpl.Execute(&cfg, wc); err != nil {
 		fatal(err)
@@ -233,10 +238,10 @@ func (b *bench) run(c *contender, round int) figures {
 		org.fatalf("series: %v", err)
 	}
 	n := min(len(series), int(*runFor/time.Second))
-	rows := make([]row, n)
+	rows := make([]figures.Row, n)
 	for i := range rows {
 		s := series[i]
-		rows[i] = row{T: i, Capacity: s.Capacity, Busy: s.Busy, Done: s.Done, Rejected: s.Rejected, MaxQueue: s.MaxQueue,
+		rows[i] = figures.Row{T: i, Capacity: s.Capacity, Busy: s.Busy, Done: s.Done, Rejected: s.Rejected, MaxQueue: s.MaxQueue,
 			P50: s.P50, P95: s.P95, Limit: -1, Serving: -1, Passes: -1}
 		if i < len(sampled) {
 			rows[i].Active, rows[i].Limit = sampled[i].active, sampled[i].limit
@@ -263,19 +268,13 @@ func (b *bench) run(c *contender, round int) figures {
 	if len(sampled) > 0 {
 		measuredNoShow = sampled[len(sampled)-1].noShow
 	}
-	f := b.scenario().compute(rows, firstAdmit, lastAdmit, int(cr.done.Load()))
-	csvPath := filepath.Join(*outDir, "controller-"+b.stamp+"-"+name+".csv")
-	if err := writeCSV(csvPath, rows); err != nil {
-		fatal(err)
-	}
-	svgPath := strings.TrimSuffix(csvPath, ".csv") + ".svg"
-	if err := writeSVG(svgPath, "waitroom bench-controller: "+name, rows, b.scenario()); err != nil {
-		fatal(err)
-	}
+	f := cc.Scenario().Compute(rows, firstAdmit, lastAdmit, int(cr.done.Load()))
+	csvPath, svgPath := b.write(name, rows)
 	fmt.Fprintf(b.out, "  %-14s joined %d, admitted %d from %.1fs to %.1fs, checkouts %d, no-shows %d (late back %d; waitroom's no-show rate at the end %.2f), sent back to the room %d, 503 retries %d, errors %d\n",
 		name, cr.joined.Load(), cr.admittedTotal(), firstAdmit, lastAdmit, cr.done.Load(), cr.noShows.Load(), cr.late.Load(), measuredNoShow,
 		cr.bounced.Load(), cr.retries503.Load(), cr.errors.Load())
 	fmt.Fprintf(b.out, "  %-14s refresh_seconds told while waiting: %s\n", "", cr.refreshTold())
+	fmt.Fprintf(b.out, "  %-14s client round trips: %s\n", "", cr.roundTrips())
 	if e := cr.firstErr.Load(); e != nil {
 		fmt.Fprintf(b.out, "  %-14s first error: %s\n", "", *e)
 	}
@@ -347,15 +346,44 @@ func (b *bench) sample(ctx context.Context, url string, t0 time.Time, cr *crowd)
 	return ch
 }
 
-// writeCSV writes the per-second series.
-func writeCSV(path string, rows []row) error {
-	var w strings.Builder
-	w.WriteString("t,capacity,busy,utilisation,done,rejected_503,max_queue,p50_ms,p95_ms,admitted,checkouts,active,limit,serving,passes_issued\n")
-	for _, r := range rows {
-		fmt.Fprintf(&w, "%d,%.2f,%.2f,%.3f,%d,%d,%d,%.1f,%.1f,%d,%d,%d,%.0f,%.0f,%.0f\n", r.T, r.Capacity, r.Busy, r.util(), r.Done,
-			r.Rejected, r.MaxQueue, r.P50, r.P95, r.Admitted, r.Finished, r.Active, r.Limit, r.Serving, r.Passes)
+// write writes a run's per-second CSV and its plot, and returns their
+// paths.
+func (b *bench) write(name string, rows []figures.Row) (csvPath, svgPath string) {
+	csvPath = filepath.Join(*outDir, "controller-"+b.stamp+"-"+name+".csv")
+	var w bytes.Buffer
+	if err := figures.WriteCSV(&w, rows); err != nil {
+		fatal(err)
 	}
-	return os.WriteFile(path, []byte(w.String()), 0o644)
+	if err := os.WriteFile(csvPath, w.Bytes(), 0o644); err != nil {
+		fatal(err)
+	}
+	svgPath = strings.TrimSuffix(csvPath, ".csv") + ".svg"
+	if err := writeSVG(svgPath, "waitroom bench-controller: "+name, rows, b.cfg.Scenario()); err != nil {
+		fatal(err)
+	}
+	return csvPath, svgPath
+}
+
+// runSim runs one contender once in the simulator (-sim): the same
+// scenario, in simulated time, through the real admission engine; round
+// is the seed.
+func (b *bench) runSim(c *figures.Contender, round int) figures.Figures {
+	name := fmt.Sprintf("%s-r%d", c.Name, round)
+	cc, err := b.cfg.WithContender(c.Name)
+	if err != nil {
+		fatal(err)
+	}
+	cc.Seed = uint64(round)
+	r, err := sim.RunBench(cc)
+	if err != nil {
+		fatalf("%s: %v", name, err)
+	}
+	csvPath, svgPath := b.write(name, r.Rows)
+	fmt.Fprintf(b.out, "  %-14s joined %d, admitted %d from %.1fs to %.1fs, checkouts %d, no-shows %d (late back %d; waitroom's no-show rate at the end %.2f), 503 retries %d, status polls %d, errors %d; simulated in %s\n",
+		name, r.Joined, r.Admitted, r.FirstAdmit, r.LastAdmit, r.Completions, r.NoShows, r.LateBack, r.NoShowRate,
+		r.Retries503, r.Polls, r.Errors, r.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(b.out, "  %-14s %s, %s\n", "", csvPath, filepath.Base(svgPath))
+	return r.Figures()
 }
 
 func randomHex(n int) string {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/waitroom/waitroom/admission/sim/figures"
 )
 
 // Paths of the origin besides its pages.
@@ -251,20 +253,9 @@ func (o *origin) series() []originRow {
 	for i := range n {
 		s := o.secs[i]
 		out[i] = originRow{T: i, Capacity: s.capSum, Busy: s.busy, Done: s.done, Checkouts: s.checkouts,
-			Rejected: s.rejected, MaxQueue: s.maxQueue, P50: quantile(s.lat, 0.5), P95: quantile(s.lat, 0.95)}
+			Rejected: s.rejected, MaxQueue: s.maxQueue, P50: figures.Quantile(s.lat, 0.5), P95: figures.Quantile(s.lat, 0.95)}
 	}
 	return out
-}
-
-// quantile is the q-quantile of v by the nearest rank (0 of nothing).
-func quantile(v []float64, q float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	i := int(q*float64(len(s))+0.999999) - 1
-	return s[min(max(i, 0), len(s)-1)]
 }
 
 // runOrigin serves the origin on addr until killed.

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/waitroom/waitroom/admission/sim/figures"
 )
 
 // TestOriginLine sends more requests than the origin serves and queues at
@@ -73,7 +75,7 @@ func TestOriginLine(t *testing.T) {
 		t.Errorf("done %d, checkouts %d, rejected %d, busy %d; want 3, 1, 1, 0", done, checkouts, rejected, o.busy)
 	}
 	// The one that waited in line took about two latencies.
-	slowest := quantile(lats, 1)
+	slowest := figures.Quantile(lats, 1)
 	if slowest < 2*float64(lat/time.Millisecond)*0.95 {
 		t.Errorf("the queued request took %.0f ms, want about %v", slowest, 2*lat)
 	}

@@ -6,26 +6,28 @@ import (
 	"math"
 	"os"
 	"strings"
+
+	"github.com/waitroom/waitroom/admission/sim/figures"
 )
 
 // plotSeries is one line of the plot.
 type plotSeries struct {
 	name, color string
 	right       bool // on the right-hand axis (ms) rather than the left (visitors, %)
-	get         func(row) float64
+	get         func(figures.Row) float64
 }
 
 // writeSVG draws a run's limit, active shoppers, utilisation and origin
 // p95 over time as an SVG image (which any browser opens): the left axis
 // counts visitors (and utilisation in %), the right one milliseconds. The
 // brown-out is shaded.
-func writeSVG(path, title string, rows []row, s scenario) error {
+func writeSVG(path, title string, rows []figures.Row, s figures.Scenario) error {
 	const w, h, ml, mr, mt, mb = 960.0, 420.0, 50.0, 60.0, 30.0, 40.0
 	series := []plotSeries{
-		{"limit", "#d62728", false, func(r row) float64 { return r.Limit }},
-		{"active shoppers", "#1f77b4", false, func(r row) float64 { return float64(r.Active) }},
-		{"utilisation %", "#2ca02c", false, func(r row) float64 { return 100 * r.util() }},
-		{"origin p95 ms", "#ff7f0e", true, func(r row) float64 { return r.P95 }},
+		{"limit", "#d62728", false, func(r figures.Row) float64 { return r.Limit }},
+		{"active shoppers", "#1f77b4", false, func(r figures.Row) float64 { return float64(r.Active) }},
+		{"utilisation %", "#2ca02c", false, func(r figures.Row) float64 { return 100 * r.Util() }},
+		{"origin p95 ms", "#ff7f0e", true, func(r figures.Row) float64 { return r.P95 }},
 	}
 	var maxL, maxR float64 = 100, 4 * s.BaseMS
 	for _, r := range rows {

@@ -7,15 +7,21 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/waitroom/waitroom/admission/sim/figures"
 )
 
 func TestWriteSVG(t *testing.T) {
-	rows := series(fill(60, 15), fill(60, 250), 20, 40)
+	rows := make([]figures.Row, 60)
 	for i := range rows {
-		rows[i].Limit, rows[i].Active = float64(40+i), 30
+		c := 20.0
+		if i >= 20 && i < 40 {
+			c = 10
+		}
+		rows[i] = figures.Row{T: i, Capacity: c, Busy: 15, P95: 250, Limit: float64(40 + i), Active: 30}
 	}
 	path := filepath.Join(t.TempDir(), "run.svg")
-	s := scenario{Capacity: 20, BaseMS: 200, BrownStart: 20, BrownEnd: 40}
+	s := figures.Scenario{Capacity: 20, BaseMS: 200, BrownStart: 20, BrownEnd: 40}
 	if err := writeSVG(path, "test <run>", rows, s); err != nil {
 		t.Fatal(err)
 	}

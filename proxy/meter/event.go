@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/internal/loghist"
 )
 
 // Token is one request to the origin, from Start to Done: when it started
@@ -61,7 +62,7 @@ type slot struct {
 	tag      atomic.Int64 // the slot number held, plus 1 (0: never used)
 	requests atomic.Uint32
 	errors   atomic.Uint32
-	hist     [numBuckets]atomic.Uint32
+	hist     [loghist.Buckets]atomic.Uint32
 }
 
 // shard is one of an event's sets of counters; a request counts in one
@@ -212,7 +213,7 @@ func (e *Event) DoneAt(t Token, now time.Time, status int, failed bool) {
 		sl.errors.Add(1)
 	}
 	if !failed {
-		sl.hist[bucketOf(uint64(lat)/1000)].Add(1)
+		sl.hist[loghist.Bucket(uint64(lat)/1000)].Add(1)
 	}
 }
 
@@ -345,7 +346,7 @@ func (e *Event) Measure(now time.Time) admission.Measurements {
 		oldest = float64((first+1)*p.slotNs-start) / float64(p.slotNs)
 	}
 	var (
-		h                 [numBuckets]float64
+		h                 [loghist.Buckets]float64
 		reqs, errs, timed float64
 		inFlight          int64
 		m                 admission.Measurements
@@ -378,9 +379,9 @@ func (e *Event) Measure(now time.Time) admission.Measurements {
 	if reqs > 0 {
 		m.ErrorRate = min(errs/reqs, 1)
 	}
-	m.LatencyP50 = percentile(&h, timed, 0.50)
-	m.LatencyP95 = percentile(&h, timed, 0.95)
-	m.LatencyMean = mean(&h, timed)
+	m.LatencyP50 = loghist.Percentile(&h, timed, 0.50)
+	m.LatencyP95 = loghist.Percentile(&h, timed, 0.95)
+	m.LatencyMean = loghist.Mean(&h, timed)
 	m.Answered = timed
 	m.InFlight = int(max(inFlight, 0))
 	m.Active = int(e.active(t))

@@ -578,3 +578,10 @@ func TestHandOver(t *testing.T) {
 		t.Fatalf("after completing Active = %d, want 0", got)
 	}
 }
+
+// within tells whether got is want within the histogram's error (1/32,
+// or 0.5 µs for tiny values).
+func within(got, want time.Duration) bool {
+	d := math.Abs(float64(got - want))
+	return d <= 500 || d <= float64(want)/32
+}

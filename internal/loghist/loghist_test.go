@@ -1,4 +1,4 @@
-package meter
+package loghist
 
 import (
 	"math"
@@ -6,25 +6,25 @@ import (
 	"time"
 )
 
-// checkBucket fails when bucketOf(us) does not hold us, or when its
+// checkBucket fails when Bucket(us) does not hold us, or when its
 // midpoint is further from us than the documented error.
 func checkBucket(t testing.TB, us uint64) {
 	t.Helper()
-	i := bucketOf(us)
-	if i < 0 || i >= numBuckets {
-		t.Fatalf("bucketOf(%d) = %d, out of range", us, i)
+	i := Bucket(us)
+	if i < 0 || i >= Buckets {
+		t.Fatalf("Bucket(%d) = %d, out of range", us, i)
 	}
-	lo, hi := bucketBounds(i)
-	if us < lo || (us >= hi && i != numBuckets-1) {
-		t.Fatalf("bucketOf(%d) = %d holds [%d, %d)", us, i, lo, hi)
+	lo, hi := Bounds(i)
+	if us < lo || (us >= hi && i != Buckets-1) {
+		t.Fatalf("Bucket(%d) = %d holds [%d, %d)", us, i, lo, hi)
 	}
-	if us >= 1<<maxExp {
+	if us >= 1<<MaxExp {
 		return
 	}
 	// Any latency in [us, us+1) µs maps to this bucket: check both ends.
 	for _, ns := range []float64{float64(us) * 1000, float64(us)*1000 + 999} {
-		mid := float64(bucketMid(i))
-		if us < subBuckets {
+		mid := float64(Mid(i))
+		if us < SubBuckets {
 			if d := math.Abs(mid - ns); d > 500 {
 				t.Fatalf("latency %v ns reported as %v ns: %v ns off, want ≤ 500", ns, mid, d)
 			}
@@ -48,34 +48,34 @@ func TestBuckets(t *testing.T) {
 		{"end of first octave", 31, 31},
 		{"second octave", 32, 32},
 		{"second octave, second bucket", 34, 33},
-		{"1 ms", 1000, bucketOf(1000)},
-		{"just below the cap", 1<<maxExp - 1, numBuckets - 1},
-		{"the cap", 1 << maxExp, numBuckets - 1},
-		{"an hour", uint64(time.Hour / time.Microsecond), numBuckets - 1},
-		{"max", math.MaxUint64, numBuckets - 1},
+		{"1 ms", 1000, Bucket(1000)},
+		{"just below the cap", 1<<MaxExp - 1, Buckets - 1},
+		{"the cap", 1 << MaxExp, Buckets - 1},
+		{"an hour", uint64(time.Hour / time.Microsecond), Buckets - 1},
+		{"max", math.MaxUint64, Buckets - 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := bucketOf(tc.us); got != tc.want {
-				t.Errorf("bucketOf(%d) = %d, want %d", tc.us, got, tc.want)
+			if got := Bucket(tc.us); got != tc.want {
+				t.Errorf("Bucket(%d) = %d, want %d", tc.us, got, tc.want)
 			}
 			checkBucket(t, tc.us)
 		})
 	}
 	t.Run("contiguous", func(t *testing.T) {
 		var prevHi uint64
-		for i := range numBuckets {
-			lo, hi := bucketBounds(i)
+		for i := range Buckets {
+			lo, hi := Bounds(i)
 			if lo != prevHi || hi <= lo {
 				t.Fatalf("bucket %d is [%d, %d), previous ended at %d", i, lo, hi, prevHi)
 			}
-			if bucketOf(lo) != i || bucketOf(hi-1) != i {
-				t.Fatalf("bucket %d [%d, %d): bounds map to %d and %d", i, lo, hi, bucketOf(lo), bucketOf(hi-1))
+			if Bucket(lo) != i || Bucket(hi-1) != i {
+				t.Fatalf("bucket %d [%d, %d): bounds map to %d and %d", i, lo, hi, Bucket(lo), Bucket(hi-1))
 			}
 			prevHi = hi
 		}
-		if prevHi != 1<<maxExp {
-			t.Fatalf("buckets end at %d µs, want %d", prevHi, 1<<maxExp)
+		if prevHi != 1<<MaxExp {
+			t.Fatalf("buckets end at %d µs, want %d", prevHi, 1<<MaxExp)
 		}
 	})
 	t.Run("every value to 70 ms", func(t *testing.T) {
@@ -102,11 +102,11 @@ func TestPercentile(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var h [numBuckets]float64
+			var h [Buckets]float64
 			for _, v := range tc.values {
-				h[bucketOf(v)]++
+				h[Bucket(v)]++
 			}
-			got := percentile(&h, float64(len(tc.values)), tc.q)
+			got := Percentile(&h, float64(len(tc.values)), tc.q)
 			if !within(got, tc.want) {
 				t.Errorf("percentile %v = %v, want %v within 1/32", tc.q, got, tc.want)
 			}
@@ -132,7 +132,7 @@ func within(got, want time.Duration) bool {
 // FuzzBucketOf checks that any latency lands in a bucket that holds it,
 // reported within the documented error.
 func FuzzBucketOf(f *testing.F) {
-	for _, v := range []uint64{0, 1, 15, 16, 17, 1000, 123456, 1<<maxExp - 1, 1 << maxExp, math.MaxUint64} {
+	for _, v := range []uint64{0, 1, 15, 16, 17, 1000, 123456, 1<<MaxExp - 1, 1 << MaxExp, math.MaxUint64} {
 		f.Add(v)
 	}
 	f.Fuzz(func(t *testing.T, us uint64) { checkBucket(t, us) })

@@ -1,4 +1,4 @@
-package main
+package figures
 
 import (
 	"math"
@@ -7,14 +7,14 @@ import (
 
 // series builds rows of a 20-slot origin: busy and p95 per second, the
 // capacity halved over [bs, be).
-func series(busy, p95 []float64, bs, be int) []row {
-	rows := make([]row, len(busy))
+func series(busy, p95 []float64, bs, be int) []Row {
+	rows := make([]Row, len(busy))
 	for i := range rows {
 		c := 20.0
 		if i >= bs && i < be {
 			c = 10
 		}
-		rows[i] = row{T: i, Capacity: c, Busy: busy[i], P95: p95[i], Limit: -1}
+		rows[i] = Row{T: i, Capacity: c, Busy: busy[i], P95: p95[i], Limit: -1}
 	}
 	return rows
 }
@@ -56,8 +56,8 @@ func TestCompute(t *testing.T) {
 	}
 	rows[25].Limit = 80 // a swing of (100-x̄)… see below
 
-	s := scenario{Capacity: 20, BaseMS: 200, BrownStart: 40, BrownEnd: 60, Settle: 10, SettleAfterBrown: 10}
-	f := s.compute(rows, 5.5, 90.2, 1234)
+	s := Scenario{Capacity: 20, BaseMS: 200, BrownStart: 40, BrownEnd: 60, Settle: 10, SettleAfterBrown: 10}
+	f := s.Compute(rows, 5.5, 90.2, 1234)
 
 	near := func(name string, got, want float64) {
 		t.Helper()
@@ -84,31 +84,31 @@ func TestCompute(t *testing.T) {
 	// The first minute: 5..64 (60 s).
 	var sum float64
 	for i := 5; i < 65; i++ {
-		sum += rows[i].util()
+		sum += rows[i].Util()
 	}
 	near("FirstMinuteUtil", f.FirstMinuteUtil, sum/60)
 }
 
 func TestComputeEdges(t *testing.T) {
-	s := scenario{Capacity: 20, BaseMS: 200, BrownStart: 40, BrownEnd: 60, Settle: 10, SettleAfterBrown: 10}
+	s := Scenario{Capacity: 20, BaseMS: 200, BrownStart: 40, BrownEnd: 60, Settle: 10, SettleAfterBrown: 10}
 	// Nobody admitted: nothing but the totals.
-	f := s.compute(series(fill(50, 0), fill(50, 0), 40, 60), math.NaN(), math.NaN(), 0)
+	f := s.Compute(series(fill(50, 0), fill(50, 0), 40, 60), math.NaN(), math.NaN(), 0)
 	if !math.IsInf(f.Convergence, 1) || !math.IsNaN(f.SettledUtil) || !math.IsNaN(f.BrownRecover) {
 		t.Errorf("no admission: %+v", f)
 	}
 	// Never filled, never recovered, never restored; the demand lasts.
-	f = s.compute(series(fill(100, 5), fill(100, 900), 40, 60), 1, 99, 0)
+	f = s.Compute(series(fill(100, 5), fill(100, 900), 40, 60), 1, 99, 0)
 	if !math.IsInf(f.Convergence, 1) || !math.IsInf(f.BrownRecover, 1) || !math.IsInf(f.Restore, 1) {
 		t.Errorf("never: %+v", f)
 	}
 	// The demand ended before the brown-out: not applicable.
-	f = s.compute(series(fill(100, 20), fill(100, 250), 40, 60), 1, 30, 0)
+	f = s.Compute(series(fill(100, 20), fill(100, 250), 40, 60), 1, 30, 0)
 	if !math.IsNaN(f.BrownRecover) || !math.IsNaN(f.BrownUtil) || !math.IsNaN(f.Restore) {
 		t.Errorf("ended before the brown-out: %+v", f)
 	}
 	// No brown-out configured.
 	s.BrownStart, s.BrownEnd = 0, 0
-	f = s.compute(series(fill(100, 20), fill(100, 250), 0, 0), 1, 99, 0)
+	f = s.Compute(series(fill(100, 20), fill(100, 250), 0, 0), 1, 99, 0)
 	if !math.IsNaN(f.BrownRecover) || f.SettledUtil != 1 || f.SettledOver != 0 {
 		t.Errorf("no brown-out: %+v", f)
 	}
@@ -116,19 +116,19 @@ func TestComputeEdges(t *testing.T) {
 
 func TestQuantile(t *testing.T) {
 	v := []float64{5, 1, 4, 2, 3, 6, 7, 8, 9, 10}
-	if q := quantile(v, 0.5); q != 5 {
+	if q := Quantile(v, 0.5); q != 5 {
 		t.Errorf("p50 = %v", q)
 	}
-	if q := quantile(v, 0.95); q != 10 {
+	if q := Quantile(v, 0.95); q != 10 {
 		t.Errorf("p95 = %v", q)
 	}
-	if q := quantile(nil, 0.95); q != 0 {
+	if q := Quantile(nil, 0.95); q != 0 {
 		t.Errorf("p95 of nothing = %v", q)
 	}
 }
 
 func TestComputeBrownOut(t *testing.T) {
-	s := scenario{Capacity: 20, BaseMS: 200, BrownStart: 40, BrownEnd: 60, Settle: 10, SettleAfterBrown: 10}
+	s := Scenario{Capacity: 20, BaseMS: 200, BrownStart: 40, BrownEnd: 60, Settle: 10, SettleAfterBrown: 10}
 	// Idle at the drop, then a burst overloads it from 45 to 49: back
 	// under at 50, 10 s after the drop, not at once.
 	busy, p95 := fill(100, 20), fill(100, 250)
@@ -138,13 +138,13 @@ func TestComputeBrownOut(t *testing.T) {
 	for i := 45; i < 50; i++ {
 		p95[i] = 1400
 	}
-	f := s.compute(series(busy, p95, 40, 60), 1, 99, 0)
+	f := s.Compute(series(busy, p95, 40, 60), 1, 99, 0)
 	if f.BrownRecover != 10 {
 		t.Errorf("BrownRecover = %v, want 10", f.BrownRecover)
 	}
 	// Overloaded in its last seconds: never back under.
 	p95[58] = 1400
-	if f = s.compute(series(busy, p95, 40, 60), 1, 99, 0); !math.IsInf(f.BrownRecover, 1) {
+	if f = s.Compute(series(busy, p95, 40, 60), 1, 99, 0); !math.IsInf(f.BrownRecover, 1) {
 		t.Errorf("BrownRecover = %v, want never", f.BrownRecover)
 	}
 	// Everyone admitted by 30 s, but the origin has a line until 79: the
@@ -153,9 +153,33 @@ func TestComputeBrownOut(t *testing.T) {
 	for i := range 80 {
 		rows[i].MaxQueue = 60
 	}
-	f = s.compute(rows, 1, 30, 0)
+	f = s.Compute(rows, 1, 30, 0)
 	if !math.IsInf(f.BrownRecover, 1) || f.Restore != 1 || f.OverSeconds != 79 {
 		t.Errorf("a line after the last admission: recover %v, restore %v, overloaded %v; want never, 1, 79",
 			f.BrownRecover, f.Restore, f.OverSeconds)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want float64
+	}{
+		{[]float64{3, 1, 2}, 2},
+		{[]float64{4, 1, 3, 2}, 2.5},
+		{[]float64{math.NaN(), 7, math.Inf(1)}, math.Inf(1)},
+		{[]float64{math.NaN(), 7, 5}, 6},
+	} {
+		if got := Median(tc.in); got != tc.want {
+			t.Errorf("Median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+	if got := Median([]float64{math.NaN()}); !math.IsNaN(got) {
+		t.Errorf("Median(NaN) = %v, want NaN", got)
+	}
+	in := []float64{3, 1, 2}
+	Median(in)
+	if in[0] != 3 {
+		t.Error("Median sorted its argument")
 	}
 }

@@ -1,38 +1,39 @@
-package main
+package figures
 
 import (
 	"math"
+	"slices"
 )
 
-// row is one second of a run after T0: the origin's figures, the crowd's
-// and the waitroom's.
-type row struct {
-	T        int
+// Row is one second of a run after the on-sale (T0): the origin's figures,
+// the crowd's and the waitroom's. A Row is a plain value.
+type Row struct {
+	T        int     // seconds after T0: the row covers [T, T+1)
 	Capacity float64 // mean slots on offer
 	Busy     float64 // mean slots in use
 	Done     int     // pages answered 200
 	Rejected int     // answered 503
-	MaxQueue int
-	P50, P95 float64 // ms, of the pages answered in the second
+	MaxQueue int     // the longest the origin's line was
+	P50, P95 float64 // ms, arrival to answer, of the pages answered in the second (0: none)
 	Admitted int     // shoppers told "admitted"
 	Finished int     // checkouts done
-	Active   int     // shoppers between their pass and their checkout (sampled)
-	Limit    float64 // the controller's limit (sampled); -1 unknown
-	Serving  float64 // the waitroom's serving counter (sampled); -1 unknown
-	Passes   float64 // passes the waitroom issued so far (sampled); -1 unknown
+	Active   int     // shoppers between their pass and their checkout (sampled mid-second)
+	Limit    float64 // the controller's limit (sampled mid-second); -1 unknown
+	Serving  float64 // the waitroom's serving counter (sampled mid-second); -1 unknown
+	Passes   float64 // passes the waitroom issued so far (sampled mid-second); -1 unknown
 }
 
-// util is the share of the slots on offer that were busy.
-func (r row) util() float64 {
+// Util is the share of the slots on offer that were busy.
+func (r Row) Util() float64 {
 	if r.Capacity <= 0 {
 		return 0
 	}
 	return r.Busy / r.Capacity
 }
 
-// scenario is what the figures are measured against, in seconds after T0.
-type scenario struct {
-	Capacity             int     // full capacity
+// Scenario is what the figures are measured against, in seconds after T0.
+type Scenario struct {
+	Capacity             int     // full capacity, slots
 	BaseMS               float64 // base latency, ms
 	BrownStart, BrownEnd int     // 0, 0: no brown-out
 	Settle               int     // seconds after the first admission before "settled"
@@ -41,16 +42,21 @@ type scenario struct {
 
 // Thresholds of the issue's targets.
 const (
-	fillShare    = 0.85 // "fills the origin": utilisation from here on
-	overloadMult = 2.0  // a second whose p95 is above 2 × base latency is overloaded
-	recoverRun   = 3    // an overload in the brown-out's last seconds is no recovery
+	// FillShare is "fills the origin": utilisation from here on.
+	FillShare = 0.85
+	// OverloadMult: a second whose p95 is above OverloadMult × the base
+	// latency is overloaded.
+	OverloadMult = 2.0
+	// RecoverRun: an overload in the brown-out's last RecoverRun seconds
+	// is no recovery.
+	RecoverRun = 3
 )
 
-// figures are one run's results. Times are seconds; +Inf is "never
+// Figures are one run's results. Times are seconds; +Inf is "never
 // reached", NaN "not applicable" (no brown-out, or the demand ended
 // before it did).
-type figures struct {
-	Convergence     float64 // first admission to the first second at ≥ 85 % utilisation
+type Figures struct {
+	Convergence     float64 // first admission to the end of the first second at ≥ 85 % utilisation
 	FirstMinuteUtil float64 // mean utilisation over the minute after the first admission
 	SettledUtil     float64
 	SettledOver     float64 // share of settled seconds overloaded
@@ -65,20 +71,20 @@ type figures struct {
 	LimitSwing      float64 // largest deviation of the limit from its mean, settled, as a share
 }
 
-// overloaded says whether a second was over the line: its p95 above
-// 2 × base, or 503s answered.
-func (s scenario) overloaded(r row) bool {
-	return r.P95 > overloadMult*s.BaseMS || r.Rejected > 0
+// Overloaded says whether a second was over the line: its p95 above
+// OverloadMult × base, or 503s answered.
+func (s Scenario) Overloaded(r Row) bool {
+	return r.P95 > OverloadMult*s.BaseMS || r.Rejected > 0
 }
 
-// compute measures rows; firstAdmit and lastAdmit are the first and last
+// Compute measures rows; firstAdmit and lastAdmit are the first and last
 // admission in seconds after T0 (NaN: nobody was admitted). The demand
 // lasts from the first admission to the last, or to the last second with
 // a line at the origin if later: once nobody is left to admit and the
 // line is gone, utilisation falls whatever admission does.
-func (s scenario) compute(rows []row, firstAdmit, lastAdmit float64, completions int) figures {
+func (s Scenario) Compute(rows []Row, firstAdmit, lastAdmit float64, completions int) Figures {
 	nan := math.NaN()
-	f := figures{Convergence: math.Inf(1), FirstMinuteUtil: nan, SettledUtil: nan, SettledOver: nan, Settled503: nan,
+	f := Figures{Convergence: math.Inf(1), FirstMinuteUtil: nan, SettledUtil: nan, SettledOver: nan, Settled503: nan,
 		OverShare: nan, BrownRecover: nan, BrownUtil: nan, Restore: nan, LimitSwing: nan, Completions: float64(completions)}
 	for _, r := range rows {
 		f.Rejected += float64(r.Rejected)
@@ -97,18 +103,18 @@ func (s scenario) compute(rows []row, firstAdmit, lastAdmit float64, completions
 	}
 	end = min(end, len(rows))
 	for i := first; i < len(rows); i++ {
-		if rows[i].util() >= fillShare {
+		if rows[i].Util() >= FillShare {
 			f.Convergence = float64(i+1) - firstAdmit
 			break
 		}
 	}
-	f.FirstMinuteUtil = mean(rows, first, min(end, first+60), row.util)
+	f.FirstMinuteUtil = mean(rows, first, min(end, first+60), Row.Util)
 
 	brown := s.BrownEnd > s.BrownStart
-	var settled []row
+	var settled []Row
 	over, n := 0, 0
 	for i := first; i < end; i++ {
-		if s.overloaded(rows[i]) {
+		if s.Overloaded(rows[i]) {
 			over++
 		}
 		n++
@@ -122,10 +128,10 @@ func (s scenario) compute(rows []row, firstAdmit, lastAdmit float64, completions
 		f.OverShare = float64(over) / float64(n)
 	}
 	if len(settled) > 0 {
-		f.SettledUtil = mean(settled, 0, len(settled), row.util)
+		f.SettledUtil = mean(settled, 0, len(settled), Row.Util)
 		so, s503 := 0, 0
 		for _, r := range settled {
-			if s.overloaded(r) {
+			if s.Overloaded(r) {
 				so++
 			}
 			s503 += r.Rejected
@@ -137,23 +143,23 @@ func (s scenario) compute(rows []row, firstAdmit, lastAdmit float64, completions
 	if brown && end >= s.BrownEnd {
 		// Back under for good: from the drop to the end of the last
 		// overloaded second of the brown-out; never when one of its last
-		// recoverRun seconds is still overloaded.
+		// RecoverRun seconds is still overloaded.
 		f.BrownRecover = 0
 		for i := s.BrownEnd - 1; i >= s.BrownStart; i-- {
-			if s.overloaded(rows[i]) {
+			if s.Overloaded(rows[i]) {
 				f.BrownRecover = float64(i + 1 - s.BrownStart)
-				if i >= s.BrownEnd-recoverRun {
+				if i >= s.BrownEnd-RecoverRun {
 					f.BrownRecover = math.Inf(1)
 				}
 				break
 			}
 		}
-		f.BrownUtil = mean(rows, s.BrownStart, s.BrownEnd, row.util)
+		f.BrownUtil = mean(rows, s.BrownStart, s.BrownEnd, Row.Util)
 	}
 	if brown && end > s.BrownEnd {
 		f.Restore = math.Inf(1)
 		for i := s.BrownEnd; i < end; i++ {
-			if rows[i].Busy >= fillShare*float64(s.Capacity) {
+			if rows[i].Busy >= FillShare*float64(s.Capacity) {
 				f.Restore = float64(i + 1 - s.BrownEnd)
 				break
 			}
@@ -163,7 +169,7 @@ func (s scenario) compute(rows []row, firstAdmit, lastAdmit float64, completions
 }
 
 // mean is the mean of f over rows[from:to] (NaN when empty).
-func mean(rows []row, from, to int, f func(row) float64) float64 {
+func mean(rows []Row, from, to int, f func(Row) float64) float64 {
 	if to <= from {
 		return math.NaN()
 	}
@@ -176,7 +182,7 @@ func mean(rows []row, from, to int, f func(row) float64) float64 {
 
 // swing is the largest deviation of the known limits from their mean, as
 // a share of it.
-func swing(rows []row) float64 {
+func swing(rows []Row) float64 {
 	var sum float64
 	var n int
 	for _, r := range rows {
@@ -196,4 +202,33 @@ func swing(rows []row) float64 {
 		}
 	}
 	return dev
+}
+
+// Quantile is the q-quantile of v by the nearest rank (0 of nothing); v
+// is left as it is. The origin's per-second p50 and p95 are computed with
+// it, in the real benchmark and in the simulation alike.
+func Quantile(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	i := int(q*float64(len(s))+0.999999) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+// Median is the median of v leaving NaN ("not applicable") values out
+// (the mean of the two middle values when their number is even); NaN when
+// nothing is left.
+func Median(v []float64) float64 {
+	s := slices.DeleteFunc(slices.Clone(v), math.IsNaN)
+	slices.Sort(s)
+	switch n := len(s); {
+	case n == 0:
+		return math.NaN()
+	case n%2 == 0:
+		return (s[n/2-1] + s[n/2]) / 2
+	default:
+		return s[n/2]
+	}
 }
