@@ -23,11 +23,11 @@ const (
 	// target mean latency is the baseline × (1 + ctlAllowance), a few
 	// requests waiting so that no server idles between two visitors, and
 	// far from the 2 × baseline at which visitors feel it.
-	ctlAllowance = 0.1
+	ctlAllowance = 0.15
 	// ctlTailGuard: a p95 beyond this multiple of the baseline p95 eases
 	// the target by ctlTailEase a tick, whatever the mean says, so that
 	// the tail stays clear of the 2 × baseline visitors notice.
-	ctlTailGuard = 1.9
+	ctlTailGuard = 1.8
 	ctlTailEase  = 0.97
 	// ctlProbeBelow: a mean latency within this share of the baseline
 	// means nothing waits at the origin, so the limit may grow faster
@@ -84,7 +84,7 @@ const (
 	// from the target added to the transit room per tick, and
 	// ctlTransitStep bounds the shortfall counted, as a share of the
 	// target.
-	ctlTransitGain = 0.3
+	ctlTransitGain = 0.15
 	ctlTransitStep = 0.25
 	// ctlBinding: the limit grows only while usage (active visitors plus
 	// those expected to come) fills at least this share of it, or the
@@ -104,6 +104,8 @@ const (
 	// leave expected are taken for no-shows waiting out their grace;
 	// ctlClaimCovered is the history this estimate needs.
 	ctlClaimSoon    = 5 * time.Second
+	ctlClaimLately  = 20 * time.Second
+	ctlLatelyMin    = 10
 	ctlClaimDecay   = 5 * time.Second
 	ctlClaimCovered = 30 * time.Second
 	// ctlMaxNoShow bounds the no-show rate the controller believes.
@@ -137,6 +139,12 @@ type ControllerInput struct {
 	// the controller estimates them from its own recent admissions.
 	Arriving, ArrivingOffered int
 	ArrivingKnown             bool
+	// Lately and LatelyOffered are the same of the numbers reached
+	// before those, up to ctlClaimLately ago: nearly all who come have
+	// come by then, so the share still pending is the no-show rate of
+	// the last seconds, known long before NoShowRate (measured past the
+	// grace) is.
+	Lately, LatelyOffered int
 	// NoShowRate is the measured share of reached visitors who never
 	// came (0..1).
 	NoShowRate float64
@@ -385,6 +393,9 @@ func (c *Controller) arriving(in ControllerInput) float64 {
 	}
 	ns = min(ns, ctlMaxNoShow)
 	if in.ArrivingKnown {
+		if in.LatelyOffered >= ctlLatelyMin {
+			ns = min(ctlMaxNoShow, float64(max(in.Lately, 0))/float64(in.LatelyOffered))
+		}
 		return max(0, float64(max(in.Arriving, 0))-ns*float64(max(in.ArrivingOffered, 0)))
 	}
 	pending := float64(max(in.Pending, 0)) * (1 - ns)

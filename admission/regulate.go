@@ -117,6 +117,7 @@ func (ev *event) regulate(ctx context.Context, now time.Time) error {
 	queued := ev.queued()
 	out := ev.ctrl.Step(ControllerInput{Now: now, Measurements: m, Pending: pending, NoShowRate: rate,
 		Arriving: arriving.pending, ArrivingOffered: arriving.offered, ArrivingKnown: true,
+		Lately: arriving.latePending, LatelyOffered: arriving.lateOffered,
 		Remaining: remaining, RemainingKnown: known, Caps: ev.caps(), AdmittedLastMinute: last,
 		Waiting: waiting, WaitingKnown: true, PassThrough: threshold && !queued, Taken: taken})
 	if taken > 0 {
@@ -297,8 +298,9 @@ func (l *lane) drawTimes(from uint64) func(uint64) time.Time {
 }
 
 // arrivals are the offers of the last ctlClaimSoon: how many numbers
-// were offered, and how many of those have not come yet.
-type arrivals struct{ offered, pending int }
+// were offered, and how many of those have not come yet; and the same of
+// the offers before them, up to ctlClaimLately old.
+type arrivals struct{ offered, pending, lateOffered, latePending int }
 
 // pendingAndNoShows measures, from the offers of the last grace period
 // and the minute before it: how many offered visitors have not come yet
@@ -341,9 +343,13 @@ func (ev *event) pendingAndNoShows(ctx context.Context, now time.Time) (int, arr
 			}
 			if age := now.Sub(o.at); age <= grace {
 				pending += offered - came
-				if age <= ctlClaimSoon {
+				switch {
+				case age <= ctlClaimSoon:
 					arriving.offered += offered
 					arriving.pending += offered - came
+				case age <= ctlClaimLately:
+					arriving.lateOffered += offered
+					arriving.latePending += offered - came
 				}
 			} else {
 				offeredOld += offered

@@ -253,6 +253,10 @@ type benchShopper struct {
 	noShow, late bool
 	ticket       admission.Ticket
 	presence     MeterPresence
+	// pass is the shopper's pass once minted; used tells whether the gate
+	// has seen it (the proxy notes a pass's first use to the engine).
+	pass *admission.Pass
+	used bool
 }
 
 // RunBench runs c once and returns what it measured. The same config
@@ -388,6 +392,7 @@ func (r *benchRun) join(s *benchShopper) {
 		s.ticket = a.Ticket
 		if a.Pass != nil {
 			r.passes++
+			s.pass = a.Pass
 		}
 		return a.Status, nil
 	}, func(st admission.Status) {
@@ -417,6 +422,7 @@ func (r *benchRun) waited(s *benchShopper, st admission.Status) {
 			s.ticket = res.Ticket
 			if res.Pass != nil {
 				r.passes++
+				s.pass = res.Pass
 			}
 			return res.Status, nil
 		}, func(st admission.Status) { r.waited(s, st) })
@@ -461,6 +467,9 @@ func (r *benchRun) page(s *benchShopper, p int) {
 	rtt := r.rtt(r.cfg.Model.Page)
 	half := rtt / 2
 	r.loop.after(half, func() {
+		if !s.used && s.pass != nil {
+			s.used = r.engine.NoteUse(benchEvent, s.pass) // as the gate does at a pass's first use
+		}
 		r.meter.Seen(&s.presence, r.loop.time())
 		r.meter.Start()
 		r.origin.arrive(&originRequest{answer: func(status int, latency time.Duration) {
