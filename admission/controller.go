@@ -24,6 +24,10 @@ const (
 	// requests waiting so that no server idles between two visitors, and
 	// far from the 2 × baseline at which visitors feel it.
 	ctlAllowance = 0.15
+	// ctlFollow is the share of the gap to the model the target closes
+	// per tick, unless the model is below ctlDropAt of the target.
+	ctlFollow = 0.5
+	ctlDropAt = 0.8
 	// ctlTailGuard: a p95 beyond this multiple of the baseline p95 eases
 	// the target by ctlTailEase a tick, whatever the mean says, so that
 	// the tail stays clear of the 2 × baseline visitors notice.
@@ -112,10 +116,6 @@ const (
 	ctlMaxNoShow = 0.9
 	// ctlHistory is how far back the controller remembers its outputs.
 	ctlHistory = time.Minute
-	// ctlBucketBurst is the burst of the max_new_per_minute bucket, in
-	// time at the even pace (at least one visitor): an idle site lets the
-	// first visitors in at once, a busy one at the even pace.
-	ctlBucketBurst = 5 * time.Second
 	// ctlStateVersion tags MarshalState's encoding.
 	ctlStateVersion = 2
 )
@@ -318,10 +318,11 @@ func NewController(cfg ControllerConfig, visitorsPerSeat float64) *Controller {
 // limit less usage, bounded by MaxNewPerMinute and by the inventory
 // (usage + room ≤ Remaining × visitorsPerSeat); 0 when sold out.
 // MaxNewPerMinute is a ceiling, not a pace to wait for: a token bucket
-// refilled continuously at MaxNewPerMinute/60 a second, holding
-// ctlBucketBurst of it (at least one visitor) and full at the start, so
-// that an idle site lets its first visitors in at the first tick; and
-// never more than MaxNewPerMinute in any minute. Admit is the room, up to
+// refilled continuously at MaxNewPerMinute/60 a second, holding one
+// tick's share (at least one visitor) and full at the start, so that an
+// idle site lets its first visitor in at the first tick and a busy one
+// admits the even share every tick; and never more than MaxNewPerMinute
+// in any minute. Admit is the room, up to
 // Waiting; with PassThrough, Slots is what is left of it.
 func (c *Controller) Step(in ControllerInput) ControllerOutput {
 	now := in.Now
@@ -374,7 +375,9 @@ func (c *Controller) refill(now time.Time, perMinute, taken int) {
 		c.tokens, c.refilled = -1, now
 		return
 	}
-	burst := max(1, float64(perMinute)*float64(ctlBucketBurst)/float64(time.Minute))
+	// One tick's share (at least one visitor): a fixed rate is an even
+	// pace, never a burst and then a pause at the minute's end.
+	burst := max(1, float64(perMinute)*float64(c.cfg.Tick)/float64(time.Minute))
 	if c.tokens < 0 || c.refilled.IsZero() {
 		c.tokens = burst
 	} else if dt := now.Sub(c.refilled); dt > 0 {
@@ -555,7 +558,7 @@ func (c *Controller) aim(m Measurements, active float64, binding bool, now time.
 	case lat > base*(1+ctlQueueAbove):
 		c.noteCapacity(now, good)
 		c.queued = true
-		c.target = model
+		c.follow(model)
 		return ReasonQueueing
 	case !binding:
 		c.target -= (c.target - active/ctlBinding) * c.drift
@@ -571,8 +574,19 @@ func (c *Controller) aim(m Measurements, active float64, binding bool, now time.
 		}
 		return ReasonProbe
 	}
-	c.target = model
+	c.follow(model)
 	return ReasonSteady
+}
+
+// follow moves the target towards the model: at once when the model is
+// well below it (the origin lost capacity), else halfway a tick, so that
+// a second's measurement noise does not swing the limit.
+func (c *Controller) follow(model float64) {
+	if model < c.target*ctlDropAt {
+		c.target = model
+		return
+	}
+	c.target += ctlFollow * (model - c.target)
 }
 
 // tail eases the target while the origin's p95 is near twice its
