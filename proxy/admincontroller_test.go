@@ -16,7 +16,7 @@ import (
 // decisionFields are the JSON fields of one decision: a contract with the
 // operator's tools.
 var decisionFields = []string{"at", "reason", "limit", "admit", "slots", "bound", "usage", "active", "pending",
-	"latency_ms", "base_latency_ms", "p95_ms", "request_rate", "capacity_rps", "error_rate"}
+	"latency_ms", "base_latency_ms", "p95_ms", "request_rate", "capacity_rps", "error_rate", "target", "think_ms"}
 
 // checkDecisionJSON checks one decision's JSON: its fields, a known
 // reason, its time (RFC 3339, to the millisecond) at the tick.
