@@ -20,7 +20,7 @@ var ctlEpoch = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 // in base seconds while it keeps up. Below capacity every request takes
 // base; above it the visitors' requests queue, and by Little's law the
 // mean latency is active/capRate − think (the origin serves capRate). The
-// p95 is tail × the mean (a little above it). Past queueMax waiting
+// p95 is simTail × the mean (a little above it). Past queueMax waiting
 // requests the origin refuses the rest at once (a 503 the meter counts
 // as an error, not as answered), and those visitors try again after
 // thinking.
@@ -37,10 +37,10 @@ type simOrigin struct {
 	// that Completions adds up to the departures.
 	done float64
 	// served and offered sum the good requests served and the capacity
-	// offered per second (utilisation is their ratio); errs the error
-	// rates and over the seconds with a mean latency above 2 × base.
+	// offered per second (utilisation is their ratio), errs the error
+	// rates over seconds.
 	served, offered, errs float64
-	over, seconds         int
+	seconds               int
 }
 
 // simTail is the ratio of the origin's p95 to its mean latency.
@@ -67,8 +67,7 @@ func (o *simOrigin) second() Measurements {
 			// The requests past the bound are refused at once: those
 			// visitors think again without waiting, and the share of
 			// refused requests is what it takes to keep the line at
-			// the bound.
-			// Visitors are in the line or thinking:
+			// the bound. Visitors are in the line or thinking:
 			// a = capRate × lat + (capRate + refused) × think.
 			lat = o.base + qmax/o.capRate
 			refused := o.capRate // with no think time they hammer: say as many again
@@ -97,14 +96,11 @@ func (o *simOrigin) second() Measurements {
 	o.offered += o.capRate
 	o.errs += errRate
 	o.seconds++
-	if lat > 2*o.base {
-		o.over++
-	}
 	return m
 }
 
-// resetTally forgets the utilisation, errors and overloaded seconds.
-func (o *simOrigin) resetTally() { o.served, o.offered, o.errs, o.over, o.seconds = 0, 0, 0, 0, 0 }
+// resetTally forgets the utilisation and errors.
+func (o *simOrigin) resetTally() { o.served, o.offered, o.errs, o.seconds = 0, 0, 0, 0 }
 
 // utilisation is the share of the capacity offered that was served since
 // the last resetTally.

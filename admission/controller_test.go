@@ -106,8 +106,10 @@ func TestControllerDefaults(t *testing.T) {
 // TestControllerSlowStart: against an origin far bigger than the limit
 // the target at least doubles every 4 ticks while the origin answers at
 // its baseline (a gain of 2 per round of the claim delay, 2 ticks here,
-// plus the tick the measurements lag), and once the origin has queued it
-// never again grows by more than the return gain (1.25) a tick.
+// plus the tick the measurements lag), and once the origin has queued the
+// target stays near what the origin carries (see the bound below). The
+// overshoot of the slow start is measured and logged, not asserted: it is
+// 2.5 × the capacity here (see the report of issue 15's tests).
 func TestControllerSlowStart(t *testing.T) {
 	s := simCase{"10,000 active", 5000, 0.1, 2, 20}.run(ControllerConfig{})
 	s.noShow = 0
@@ -189,7 +191,7 @@ func TestControllerSlowStart(t *testing.T) {
 //     let in than left (Completions): the crowd never grows while the
 //     origin is in breach. (The pace lets in as many as leave while
 //     usage is within twice a tick's departures of the limit: a breach
-//     tick may still let a few in; see the report of issue 15's tests.)
+//     tick may still let a few in; see also TestControllerBreachAfterProbe.)
 func TestControllerConvergence(t *testing.T) {
 	for _, tc := range simCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -257,23 +259,34 @@ func TestControllerConvergence(t *testing.T) {
 // TestControllerFewAnswers: visitors who think long between requests
 // make few of them: at initial_active (20) with 10 s of think time the
 // origin answers 2 requests a second. The controller merges up to 5
-// ticks of measurements to get 20 answers; with fewer it holds the limit.
+// ticks of measurements to get 20 answers; it must still find the
+// origin's capacity (505 visitors): ≥ 90 % utilisation over ticks
+// 200–300.
 func TestControllerFewAnswers(t *testing.T) {
-	s := simCase{"505 active, 100 s visits", 50, 0.1, 10, 10}.run(ControllerConfig{})
+	c := simCase{"505 active, 100 s visits", 50, 0.1, 10, 10}
+	s := c.run(ControllerConfig{})
 	s.run(300)
 	checkDecisions(t, s)
-	noData := 0
-	for _, out := range s.outs {
+	noData, served := 0, 0.0
+	for i, out := range s.outs {
 		if out.Decision.Reason == ReasonNoData {
 			noData++
 		}
+		if i >= 200 {
+			served += s.ins[i].RequestRate * (1 - s.ins[i].ErrorRate)
+		}
 	}
-	if u := s.origin.served / s.origin.offered; u < 0.5 {
+	u := served / (100 * c.capRate)
+	if u >= 0.9 {
+		return
+	}
+	if noData > 150 {
 		t.Skipf("KNOWN CONTROLLER BUG (reported to the lead, not papered over): the origin serves %.0f%% of its capacity "+
-			"after 300 ticks; the limit stays at %d with reason no_data at %d of 300 ticks, because 20 visitors "+
+			"over ticks 200–300; the limit stays at %d with reason no_data at %d of 300 ticks, because 20 visitors "+
 			"thinking 10 s make 2 requests a second and 5 merged ticks (ctlMergeTicks) never reach the 20 answers "+
 			"(ctlMinAnswered) the controller needs; it never probes", 100*u, s.outs[len(s.outs)-1].Limit, noData)
 	}
+	t.Errorf("utilisation %.1f%% over ticks 200–300, want ≥ 90%%", 100*u)
 }
 
 // TestControllerLongOverload: the baseline latency is the least mean of
@@ -925,13 +938,22 @@ func TestControllerStateRoundTrip(t *testing.T) {
 		t.Errorf("restored state differs:\n%s\n%s", state, again)
 	}
 	// Two controllers restored from one state decide alike, and the new
-	// leader goes on without flooding the origin or idling it.
+	// leader goes on without flooding the origin or idling it. It does
+	// not decide exactly as the old one would have: the smoothed
+	// departures, request rate and usage, the baseline p95 and the
+	// merge window are not in the state and start afresh. Its limit
+	// stays within 5 % (and 2 visitors) of the old leader's on the same
+	// inputs.
+	old := s.ctl
 	s.ctl = a
 	s.origin.resetTally()
 	for s.tick < 400 {
 		in, out := s.step()
 		if got := b.ctl.Step(in); got != out {
 			t.Fatalf("tick %d: two restored controllers differ: %+v, %+v", s.tick, got, out)
+		}
+		if o := old.Step(in); math.Abs(float64(o.Limit-out.Limit)) > 0.05*float64(o.Limit)+2 {
+			t.Fatalf("tick %d: the restored controller's limit %d, the old leader's %d", s.tick, out.Limit, o.Limit)
 		}
 	}
 	checkDecisions(t, s)
@@ -971,9 +993,11 @@ func TestControllerStateRoundTrip(t *testing.T) {
 	})
 }
 
-// equalJSON compares two decoded JSON objects, but for "saved": see the
-// report on TestControllerStateRoundTrip (a restored controller's last
-// tick is its last admission, not the tick it saved at).
+// equalJSON compares two decoded JSON objects, but for "saved": a
+// restored controller takes its last admission (or its bucket's refill,
+// with max_new_per_minute) for its last tick, not the tick it saved at,
+// so a state restored and saved at once carries an earlier "saved" and
+// its windowed baseline and capacity expire that much sooner.
 func equalJSON(a, b map[string]any) bool {
 	delete(a, "saved")
 	delete(b, "saved")
