@@ -3,14 +3,14 @@
 // Every bound is explained where it is asserted; nothing is timed (a tick
 // is a step of the simulated clock) and every run is deterministic.
 //
-// This file is over 600 lines: it is one table of properties of one type,
-// and splitting it would scatter the explanations of the bounds.
+// The caps (max_new_per_minute, pass-through slots, the inventory) are in
+// controller_caps_test.go, the state's round trip in
+// controller_state_test.go, known controller faults in
+// controller_known_test.go.
 
 package admission
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
 	"slices"
 	"testing"
@@ -109,7 +109,8 @@ func TestControllerDefaults(t *testing.T) {
 // plus the tick the measurements lag), and once the origin has queued the
 // target stays near what the origin carries (see the bound below). The
 // overshoot of the slow start is measured and logged, not asserted: it is
-// 2.5 × the capacity here (see the report of issue 15's tests).
+// 2.5 × the capacity here (TestControllerLongOverload shows what it does
+// to an origin whose visitors stay minutes).
 func TestControllerSlowStart(t *testing.T) {
 	s := simCase{"10,000 active", 5000, 0.1, 2, 20}.run(ControllerConfig{})
 	s.noShow = 0
@@ -253,67 +254,6 @@ func TestControllerConvergence(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestControllerFewAnswers: visitors who think long between requests
-// make few of them: at initial_active (20) with 10 s of think time the
-// origin answers 2 requests a second. The controller merges up to 5
-// ticks of measurements to get 20 answers; it must still find the
-// origin's capacity (505 visitors): ≥ 90 % utilisation over ticks
-// 200–300.
-func TestControllerFewAnswers(t *testing.T) {
-	c := simCase{"505 active, 100 s visits", 50, 0.1, 10, 10}
-	s := c.run(ControllerConfig{})
-	s.run(300)
-	checkDecisions(t, s)
-	noData, served := 0, 0.0
-	for i, out := range s.outs {
-		if out.Decision.Reason == ReasonNoData {
-			noData++
-		}
-		if i >= 200 {
-			served += s.ins[i].RequestRate * (1 - s.ins[i].ErrorRate)
-		}
-	}
-	u := served / (100 * c.capRate)
-	if u >= 0.9 {
-		return
-	}
-	if noData > 150 {
-		t.Skipf("KNOWN CONTROLLER BUG (reported to the lead, not papered over): the origin serves %.0f%% of its capacity "+
-			"over ticks 200–300; the limit stays at %d with reason no_data at %d of 300 ticks, because 20 visitors "+
-			"thinking 10 s make 2 requests a second and 5 merged ticks (ctlMergeTicks) never reach the 20 answers "+
-			"(ctlMinAnswered) the controller needs; it never probes", 100*u, s.outs[len(s.outs)-1].Limit, noData)
-	}
-	t.Errorf("utilisation %.1f%% over ticks 200–300, want ≥ 90%%", 100*u)
-}
-
-// TestControllerLongOverload: the baseline latency is the least mean of
-// a tick over the last ctlBaseWindow (2 minutes). An overload that lasts
-// longer (here the slow start's overshoot into an origin whose visitors
-// stay 3 minutes: 600 at capacity, 86 requests each) must not become the
-// baseline: the controller probes only while the origin answers near its
-// true baseline (100 ms), never at 2 × it.
-func TestControllerLongOverload(t *testing.T) {
-	c := simCase{"600 active, 180 s visits", 200 * (180 / 2.1) / 60, 0.1, 2, 180 / 2.1}
-	s := c.run(ControllerConfig{})
-	s.run(300)
-	checkDecisions(t, s)
-	for i, out := range s.outs {
-		d := out.Decision
-		if d.Reason == ReasonProbe && s.ins[i].LatencyMean.Seconds() > 2*c.base {
-			over := 0
-			for _, in := range s.ins[:i] {
-				if in.LatencyMean.Seconds() > 2*c.base {
-					over++
-				}
-			}
-			t.Skipf("KNOWN CONTROLLER BUG (reported to the lead, not papered over): tick %d probes (target %.0f → limit %d) at a "+
-				"mean latency of %v, %.1f × the origin's baseline of %v, taking %v for the baseline: the origin was above 2 × "+
-				"its baseline at %d of the %d ticks before, and ctlBaseWindow forgot the calm ones", i, d.Target, d.Limit,
-				s.ins[i].LatencyMean, s.ins[i].LatencyMean.Seconds()/c.base, secs(c.base), d.BaseLatency, over, i)
-		}
 	}
 }
 
@@ -579,227 +519,6 @@ func TestControllerIdle(t *testing.T) {
 	})
 }
 
-func TestControllerMaxNewPerMinute(t *testing.T) {
-	for _, perMin := range []int{30, 120, 1000} {
-		s := simCases[3].run(ControllerConfig{})
-		s.caps.MaxNewPerMinute = perMin
-		s.run(600)
-		checkDecisions(t, s)
-		// The bucket's burst (5 s of the pace) at most in a tick; never
-		// more than the cap in a minute; and after the first minute the
-		// even pace: 5 s never admit more than 5 s of the cap and the
-		// burst.
-		burst := max(1, int(float64(perMin)*5/60))
-		sum := 0
-		for i, n := range s.admitted {
-			if n > burst {
-				t.Fatalf("cap %d: tick %d admitted %d, above the burst %d", perMin, i, n, burst)
-			}
-			if i >= 65 {
-				five := 0
-				for _, k := range s.admitted[i-4 : i+1] {
-					five += k
-				}
-				if float64(five) > math.Ceil(float64(perMin)*5/60)+float64(burst) {
-					t.Fatalf("cap %d: %d admitted in the 5 s up to tick %d", perMin, five, i)
-				}
-			}
-			sum += n
-			if i >= 60 {
-				sum -= s.admitted[i-60]
-			}
-			if sum > perMin {
-				t.Fatalf("cap %d: %d admitted in the minute up to tick %d", perMin, sum, i)
-			}
-		}
-		// The origin (2,000 at capacity) takes far more: the cap is used.
-		if got := s.perMinute(120, 600); got < 0.95*float64(perMin) {
-			t.Errorf("cap %d: %.0f admitted per minute, want the cap used", perMin, got)
-		}
-	}
-
-	t.Run("the engine's count", func(t *testing.T) {
-		// The engine counted admissions the controller does not know of
-		// (another leader's): the larger count is honoured.
-		k := &craft{c: NewController(ControllerConfig{}, 1.5)}
-		caps := Caps{MaxNewPerMinute: 100}
-		out := k.c.Step(ControllerInput{Now: at(0), Caps: caps, AdmittedLastMinute: 97})
-		if out.Admit != 3 || out.Decision.Bound != BoundPerMinute {
-			t.Errorf("admit %d (bound %q), want 3 (max_new_per_minute)", out.Admit, out.Decision.Bound)
-		}
-		out = k.c.Step(ControllerInput{Now: at(1), Measurements: calm(3), Caps: caps, AdmittedLastMinute: 100})
-		if out.Admit != 0 {
-			t.Errorf("admit %d with the minute used up, want 0", out.Admit)
-		}
-	})
-}
-
-// TestControllerIdleSiteAdmitsAtOnce: max_new_per_minute is a ceiling,
-// not a reason to wait. A room nobody waits in spends none of it, so the
-// first visitor after a long idle spell is let in at the very next tick,
-// and so are the first of a crowd (the bucket's burst, and no more than
-// the limit, drifted down to min_active, leaves).
-func TestControllerIdleSiteAdmitsAtOnce(t *testing.T) {
-	for _, perMin := range []int{1, 10, 60, 600} {
-		c := NewController(ControllerConfig{}, 1.5)
-		caps := Caps{MaxNewPerMinute: perMin}
-		tick, arriving := 0, 0
-		step := func(waiting int) ControllerOutput {
-			out := c.Step(ControllerInput{Now: at(tick), Caps: caps, Waiting: waiting, WaitingKnown: true,
-				Pending: arriving, Arriving: arriving, ArrivingOffered: arriving, ArrivingKnown: true})
-			tick++
-			arriving += out.Admit // on their way at the next tick
-			return out
-		}
-		for range 300 {
-			if out := step(0); out.Admit != 0 {
-				t.Fatalf("cap %d: admitted %d with nobody waiting", perMin, out.Admit)
-			}
-		}
-		if out := step(1); out.Admit != 1 {
-			t.Fatalf("cap %d: a lone visitor on an idle site: admit %d at the first tick", perMin, out.Admit)
-		}
-		burst := max(1, perMin*5/60)
-		if out := step(1000); out.Admit < min(burst, DefaultMinActive)-1 || out.Admit > burst {
-			t.Fatalf("cap %d: a crowd on an idle site: admit %d at the first tick, want min(burst %d, min_active %d)",
-				perMin, out.Admit, burst, DefaultMinActive)
-		}
-	}
-}
-
-// TestControllerBucketSurvivesRestore: a new leader keeps the bucket.
-func TestControllerBucketSurvivesRestore(t *testing.T) {
-	caps := Caps{MaxNewPerMinute: 60} // burst 5
-	c := NewController(ControllerConfig{}, 1.5)
-	if out := c.Step(ControllerInput{Now: at(0), Caps: caps, Waiting: 100, WaitingKnown: true}); out.Admit != 5 {
-		t.Fatalf("admit %d, want the burst of 5", out.Admit)
-	}
-	d := NewController(ControllerConfig{}, 1.5)
-	if err := d.RestoreState(c.MarshalState()); err != nil {
-		t.Fatal(err)
-	}
-	if out := d.Step(ControllerInput{Now: at(1), Caps: caps, Waiting: 100, WaitingKnown: true}); out.Admit > 1 {
-		t.Fatalf("restored controller admitted %d a second after its burst", out.Admit)
-	}
-}
-
-// TestControllerSlots: with PassThrough the room under the limit is
-// offered as slots, charged to the bucket once taken and counted as usage;
-// with anyone waiting, the queue gets the room instead.
-func TestControllerSlots(t *testing.T) {
-	c := NewController(ControllerConfig{InitialActive: 40}, 1.5)
-	caps := Caps{MaxNewPerMinute: 600} // burst 50, 10 a second
-	out := c.Step(ControllerInput{Now: at(0), Caps: caps, WaitingKnown: true, PassThrough: true})
-	if out.Slots != 40 || out.Admit != 0 {
-		t.Fatalf("first tick: %+v, want 40 slots (the limit)", out)
-	}
-	// All taken: they are usage now (not yet measured as active), and
-	// the bucket is charged: 50 − 40 + 10 refilled leaves 20, and the
-	// limit (40 plus ctlSlack) leaves 8.
-	out = c.Step(ControllerInput{Now: at(1), Caps: caps, WaitingKnown: true, PassThrough: true, Taken: 40})
-	if out.Slots > int(40*ctlSlack) {
-		t.Fatalf("after the limit's worth passed: %d slots", out.Slots)
-	}
-	// Measured active; the limit grows while in use; the bucket paces:
-	// at most the burst in any tick, 10 a second on average.
-	taken := 0
-	for i := 2; i < 60; i++ {
-		active := 40 + taken
-		out = c.Step(ControllerInput{Now: at(i), Measurements: calm(active), Caps: caps, WaitingKnown: true,
-			PassThrough: true, Taken: out.Slots})
-		if out.Slots > 50 {
-			t.Fatalf("tick %d: %d slots, above the bucket's burst", i, out.Slots)
-		}
-		taken += out.Slots
-	}
-	if taken > 58*10+50 {
-		t.Errorf("%d slots in 58 s, above the bucket's 10 a second and its burst", taken)
-	}
-	// Somebody queued: no slots, the queue gets the room.
-	out = c.Step(ControllerInput{Now: at(60), Measurements: calm(40), Caps: caps, Waiting: 3, WaitingKnown: true})
-	if out.Slots != 0 || out.Admit > 3 {
-		t.Fatalf("with 3 queued: %+v", out)
-	}
-	// A breach: within two ticks (the first one's cut is bounded by
-	// Decrease of a target the slow start doubled, see
-	// TestControllerBreachAfterProbe) the limit falls below the active
-	// visitors, and no slots are offered.
-	active := 40 + taken
-	for i := 61; i < 63; i++ {
-		out = c.Step(ControllerInput{Now: at(i), Measurements: Measurements{RequestRate: float64(active) / 2, LatencyMean: 2 * time.Second,
-			LatencyP95: 5 * time.Second, Answered: float64(active) / 2, Active: active}, Caps: caps, WaitingKnown: true, PassThrough: true})
-	}
-	if out.Slots != 0 || out.Limit >= active {
-		t.Fatalf("origin slow with %d active: %+v", active, out)
-	}
-}
-
-func TestControllerInventory(t *testing.T) {
-	// With initial_active 100 the first tick's room is the limit less
-	// usage, bounded by the seats left × 1.5 less usage.
-	for _, tc := range []struct {
-		name      string
-		active    int
-		arriving  int
-		remaining int
-		admit     int
-		soldOut   bool
-	}{
-		{"room under the limit", 0, 0, 1000, 100, false},
-		{"bounded by seats × 1.5", 20, 0, 40, 40, false},
-		{"arriving counts", 20, 10, 40, 30, false},
-		{"full", 60, 0, 40, 0, false},
-		{"over", 70, 0, 40, 0, false},
-		{"sold out", 0, 0, 0, 0, true},
-		{"negative remaining", 10, 0, -3, 0, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := NewController(ControllerConfig{InitialActive: 100}, 1.5)
-			out := c.Step(ControllerInput{Now: ctlEpoch, Measurements: Measurements{Active: tc.active},
-				Pending: tc.arriving, Arriving: tc.arriving, ArrivingOffered: tc.arriving, ArrivingKnown: true,
-				Remaining: tc.remaining, RemainingKnown: true})
-			if out.Admit != tc.admit || out.SoldOut != tc.soldOut {
-				t.Errorf("%+v, want admit %d, sold out %v", out, tc.admit, tc.soldOut)
-			}
-			if tc.soldOut && out.Decision.Reason != ReasonSoldOut {
-				t.Errorf("reason %q, want sold_out", out.Decision.Reason)
-			}
-		})
-	}
-
-	t.Run("unknown remaining", func(t *testing.T) {
-		c := NewController(ControllerConfig{}, 1.5)
-		out := c.Step(ControllerInput{Now: ctlEpoch, Remaining: 0})
-		if out.SoldOut || out.Admit != DefaultInitialActive {
-			t.Errorf("%+v: an unknown inventory bounds nothing", out)
-		}
-	})
-
-	t.Run("selling out", func(t *testing.T) {
-		s := simCases[1].run(ControllerConfig{})
-		s.remaining = 600
-		soldOutAt := -1
-		for s.tick < 1200 && soldOutAt < 0 {
-			in, out := s.step()
-			// Visitors already in may outnumber what is left as seats
-			// sell; those let in now may not.
-			if bound := float64(in.Remaining) * 1.5; out.Admit > 0 && float64(in.Active)+s.coming() > bound+1 {
-				t.Fatalf("tick %d: %d active and %.1f coming (%d let in now) for %d seats", s.tick, in.Active, s.coming(), out.Admit, in.Remaining)
-			}
-			if out.SoldOut {
-				soldOutAt = s.tick
-				if out.Admit != 0 || in.Remaining != 0 {
-					t.Errorf("sold out with %d remaining, admitting %d", in.Remaining, out.Admit)
-				}
-			}
-		}
-		checkDecisions(t, s)
-		if soldOutAt < 0 {
-			t.Fatal("never sold out")
-		}
-	})
-}
-
 // TestControllerPendingNoShows: pending numbers of visitors who never came
 // do not hold room for their whole grace (2 minutes here): the admission
 // rate, in visitors who come, with half the numbers no-shows is within
@@ -854,156 +573,41 @@ func TestControllerPacing(t *testing.T) {
 	checkDecisions(t, s)
 }
 
-// TestControllerCalmAfterQueue: an origin answering at its baseline does
-// not refute the target (Controller.aim says so for the probe). A wave
-// of visitors leaving just after a queueing tick leaves the origin calm
-// for one tick, and the target must not fall to what the remaining
-// visitors ask.
-func TestControllerCalmAfterQueue(t *testing.T) {
-	k, out := queued(ControllerConfig{})
-	prev := out.Decision.Target // 241.2
-	// 86 of the 246 visitors left: 160 visitors at the baseline.
-	d := k.step(calm(160)).Decision
-	if d.Target < prev-1e-6 {
-		t.Skipf("KNOWN CONTROLLER BEHAVIOUR (reported to the lead, not papered over): one calm tick after a queueing one "+
-			"sets the target to the model at the rate the remaining visitors ask (reason %s): %.1f → %.1f, limit %d; "+
-			"the origin still takes 120 requests a second (%.0f visitors)", d.Reason, prev, d.Target, d.Limit, 120*(1.9+0.11))
+// TestControllerBadInputs: a meter or an engine gone wrong (NaN,
+// infinities, negative counts) never makes the controller panic, admit a
+// negative number or leave its limit's bounds; after it, good figures are
+// followed again.
+func TestControllerBadInputs(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	bad := []ControllerInput{
+		{Measurements: Measurements{RequestRate: nan, LatencyMean: -time.Second, LatencyP95: -1, Answered: nan, ErrorRate: nan, Active: -5}},
+		{Measurements: Measurements{RequestRate: inf, LatencyMean: time.Second, LatencyP95: time.Second, Answered: inf, ErrorRate: -1, Active: 100}},
+		{Measurements: Measurements{RequestRate: 100, LatencyMean: 100 * time.Millisecond, LatencyP95: 200 * time.Millisecond,
+			Answered: 100, ErrorRate: inf, Active: 200}, Pending: -3, Arriving: -1, ArrivingOffered: -7, ArrivingKnown: true, NoShowRate: nan},
+		{Measurements: calm(200), NoShowRate: inf, Taken: -4, Waiting: -2, WaitingKnown: true, AdmittedLastMinute: -9,
+			Caps: Caps{MaxActive: -1, MaxNewPerMinute: -1}},
+		{Measurements: calm(200), Pending: math.MaxInt32, Remaining: math.MaxInt32, RemainingKnown: true},
 	}
-}
-
-// TestControllerFailingFromTheStart: an origin that fails from its first
-// requests never shows its baseline latency (it is learnt from ticks
-// within target_error_rate); its errors must still cut.
-func TestControllerFailingFromTheStart(t *testing.T) {
-	k := &craft{c: NewController(ControllerConfig{InitialActive: 40, MinActive: 15}, 1.5)}
-	var d Decision
-	for range 15 {
-		d = k.step(Measurements{RequestRate: 50, LatencyMean: 3 * time.Second, LatencyP95: 5 * time.Second,
-			Answered: 25, ErrorRate: 0.5, Active: 5}).Decision
-	}
-	if d.Reason != ReasonErrors || d.Limit > 40 {
-		t.Skipf("KNOWN CONTROLLER BUG (reported to the lead, not papered over): 15 ticks of 50 %% errors from the start: "+
-			"reason %s, limit 40 → %d (target %.0f): aim returns no_data without a baseline, and the transit room grows "+
-			"with the active visitors' shortfall from the target", d.Reason, d.Limit, d.Target)
-	}
-}
-
-// TestControllerBreachAfterProbe: the first tick of a breach after the
-// slow start doubled the target. The cut is at most Decrease of a target
-// that was never tried (twice the active visitors), so the limit may
-// still leave room.
-func TestControllerBreachAfterProbe(t *testing.T) {
 	k := &craft{c: NewController(ControllerConfig{}, 1.5)}
-	k.step(calm(200))
-	k.step(calm(200)) // the target doubles: 400
-	out := k.step(Measurements{RequestRate: 100, LatencyMean: 100 * time.Millisecond, LatencyP95: 200 * time.Millisecond,
-		Answered: 95, ErrorRate: 0.05, Active: 200})
-	if out.Admit > 0 {
-		t.Skipf("KNOWN CONTROLLER BEHAVIOUR (reported to the lead, not papered over): 5 %% errors at 200 active right "+
-			"after the slow start's doubling: reason %s, target 400 → %.0f, limit %d, %d let in",
-			out.Decision.Reason, out.Decision.Target, out.Limit, out.Admit)
-	}
-}
-
-func TestControllerStateRoundTrip(t *testing.T) {
-	s := simCases[1].run(ControllerConfig{})
-	s.caps.MaxNewPerMinute = 6000 // the bucket travels too
-	s.run(200)
-	state := s.ctl.MarshalState()
-	if !json.Valid(state) {
-		t.Fatalf("state is not JSON: %s", state)
-	}
-	a, b := NewController(ControllerConfig{}, 1.5), simCases[0].run(ControllerConfig{})
-	b.run(100) // b has a history of its own, which the restore replaces
-	if err := a.RestoreState(state); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.ctl.RestoreState(state); err != nil {
-		t.Fatal(err)
-	}
-	if a.limit != s.ctl.limit || a.target != s.ctl.target {
-		t.Errorf("restored limit %v target %v, want %v %v", a.limit, a.target, s.ctl.limit, s.ctl.target)
-	}
-	// The state read back is the state written: a leader that restores
-	// and saves at once writes what it read.
-	again := a.MarshalState()
-	var s1, s2 map[string]any
-	if err := json.Unmarshal(state, &s1); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(again, &s2); err != nil {
-		t.Fatal(err)
-	}
-	if !equalJSON(s1, s2) {
-		t.Errorf("restored state differs:\n%s\n%s", state, again)
-	}
-	// Two controllers restored from one state decide alike, and the new
-	// leader goes on without flooding the origin or idling it. It does
-	// not decide exactly as the old one would have: the smoothed
-	// departures, request rate and usage, the baseline p95 and the
-	// merge window are not in the state and start afresh. Its limit
-	// stays within 5 % (and 2 visitors) of the old leader's on the same
-	// inputs.
-	old := s.ctl
-	s.ctl = a
-	s.origin.resetTally()
-	for s.tick < 400 {
-		in, out := s.step()
-		if got := b.ctl.Step(in); got != out {
-			t.Fatalf("tick %d: two restored controllers differ: %+v, %+v", s.tick, got, out)
+	for i := range 60 {
+		in := bad[i%len(bad)]
+		if i%7 == 6 {
+			in = ControllerInput{Measurements: calm(200)}
 		}
-		if o := old.Step(in); math.Abs(float64(o.Limit-out.Limit)) > 0.05*float64(o.Limit)+2 {
-			t.Fatalf("tick %d: the restored controller's limit %d, the old leader's %d", s.tick, out.Limit, o.Limit)
+		in.Now = at(k.tick)
+		k.tick++
+		out := k.c.Step(in)
+		if out.Admit < 0 || out.Slots < 0 || out.Limit < DefaultMinActive || math.IsNaN(k.c.limit) || math.IsInf(k.c.limit, 0) ||
+			math.IsNaN(k.c.target) || math.IsNaN(out.Decision.Usage) {
+			t.Fatalf("tick %d, input %+v: %+v (limit %v, target %v)", i, in, out, k.c.limit, k.c.target)
 		}
 	}
-	checkDecisions(t, s)
-	if u, e := s.origin.utilisation(), s.origin.errorRate(); u < 0.9 || e > 0.005 {
-		t.Errorf("after the restore: utilisation %.1f%%, errors %.2f%%", 100*u, 100*e)
+	for range 10 {
+		k.step(calm(200))
 	}
-
-	t.Run("version 1", func(t *testing.T) {
-		// The AIMD controller's state: its limit is taken as the target.
-		c := NewController(ControllerConfig{}, 1.5)
-		if err := c.RestoreState([]byte(`{"v":1,"limit":57.5,"since_decrease":3,"since_settled":-1}`)); err != nil {
-			t.Fatal(err)
-		}
-		out := c.Step(ControllerInput{Now: at(0), Measurements: Measurements{Active: 57}})
-		if out.Limit != 57 || out.Decision.Target != 57.5 {
-			t.Errorf("after a version 1 state: %+v, want limit 57", out.Decision)
-		}
-	})
-
-	t.Run("unreadable", func(t *testing.T) {
-		before := a.MarshalState()
-		for _, bad := range []string{
-			``, `{`, `[]`, `{"v":3,"limit":50}`, `{"v":0,"limit":50}`, `{"v":2,"limit":0}`, `{"v":1,"limit":-5}`,
-			`{"v":2,"limit":50,"target":-1}`, `{"v":2,"limit":50,"think":-1}`, `{"v":2,"limit":50,"capacity":-3}`,
-			`{"v":2,"limit":50,"base_latency":-1}`, `{"v":2,"limit":50,"transit":-1}`, `{"v":2,"limit":50,"saved":-1}`,
-			`{"v":2,"limit":50,"admits":[[2,5],[1,5]]}`, `{"v":2,"limit":50,"admits":[[1,0]]}`,
-			`{"v":2,"limit":50,"admits":[[1,3000000000]]}`, `{"v":2,"limit":50,"tokens":-3,"refilled":5}`,
-			`{"v":2,"limit":50,"tokens":3}`, `{"v":2,"limit":1e400}`,
-		} {
-			if err := a.RestoreState([]byte(bad)); err == nil {
-				t.Errorf("RestoreState(%q) accepted", bad)
-			}
-		}
-		if after := a.MarshalState(); !bytes.Equal(before, after) {
-			t.Errorf("a failed restore changed the state:\n%s\n%s", before, after)
-		}
-	})
-}
-
-// equalJSON compares two decoded JSON objects, but for "saved": a
-// restored controller takes its last admission (or its bucket's refill,
-// with max_new_per_minute) for its last tick, not the tick it saved at,
-// so a state restored and saved at once carries an earlier "saved" and
-// its windowed baseline and capacity expire that much sooner.
-func equalJSON(a, b map[string]any) bool {
-	delete(a, "saved")
-	delete(b, "saved")
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	return bytes.Equal(ja, jb)
+	if d := k.step(calm(200)).Decision; d.Reason != ReasonProbe && d.Reason != ReasonSteady {
+		t.Errorf("good figures after bad ones: %+v", d)
+	}
 }
 
 // TestControllerDeterministic: the same inputs give the same decisions
