@@ -270,10 +270,15 @@ func TestThresholdSlotsAcrossReplicas(t *testing.T) {
 	if got.Load() != 10 {
 		t.Fatalf("240 requests on 3 replicas got %d passes, want exactly the 10 granted", got.Load())
 	}
-	// The leader counts them at its next tick: the room is full.
+	// The leader counts them at its next tick: they are usage (taken,
+	// not yet measured as active) and admitted. The room left for slots
+	// is what the limit leaves above them, and the controller lets usage
+	// reach ctlSlack (20 %) above its limit between ticks of its pace: at
+	// most ⌊1.2 × limit⌋ − 10. (The AIMD controller grew the limit by its
+	// step here and had no slack; the model-based one holds it, the meter
+	// having measured too few answers to judge the origin by.)
 	r.at(t, 2*time.Second)
-	// (The limit grew by its step, being in use by a healthy origin.)
-	if f := r.engines[0].Figures("th"); f.Slots > f.Limit-10 || f.Admitted1m != 10 {
+	if f := r.engines[0].Figures("th"); f.Slots > int(1.2*float64(f.Limit))-10 || f.Admitted1m != 10 {
 		t.Fatalf("leader after the crowd: limit %d, slots %d, admitted %d", f.Limit, f.Slots, f.Admitted1m)
 	}
 }
