@@ -44,7 +44,11 @@ const (
 	// ctlReturnGain while they are below what the origin took in the last
 	// ctlCapLong; ctlProbeGain beyond it (a capacity not seen yet is
 	// approached a quarter at a time, which its 2 × baseline never sees).
-	ctlStartGain   = 2
+	ctlStartGain = 2
+	// ctlRoundShare: the slow start waits for the visitors on their way
+	// to be fewer than this share of the active ones before it doubles
+	// again (a round).
+	ctlRoundShare  = 0.25
 	ctlReturnGain  = 1.25
 	ctlReturnBelow = 0.8
 	ctlProbeGain   = 1.1
@@ -58,11 +62,13 @@ const (
 	ctlBaseWindow = 2 * time.Minute
 	ctlCapLong    = 5 * time.Minute
 	ctlCapRecent  = 15 * time.Second
+	ctlBaseCreep  = 5 * time.Minute
 	// ctlMinAnswered is the least number of answered requests a tick's
 	// latencies are trusted on; a tick with fewer is merged with the
 	// ticks before it, up to ctlMergeTicks of them.
 	ctlMinAnswered = 20
 	ctlMergeTicks  = 5
+	ctlFewAnswered = 5
 	// ctlSmooth is the weight of a new tick in the smoothed think time,
 	// departures and admissions.
 	ctlSmooth = 0.3
@@ -228,8 +234,11 @@ type Controller struct {
 	started time.Time // the first tick (of this leader or of those before it)
 	hist    ctlLog    // Admit outputs of the last minute
 
-	base    ctlExtreme // least mean latency of a tick (seconds)
-	base95  ctlExtreme // least p95 of a tick (seconds)
+	base   ctlExtreme // least mean latency of a tick (seconds)
+	base95 ctlExtreme // least p95 of a tick (seconds)
+	// baseNow is the baseline as of baseAt (see baseline).
+	baseNow float64
+	baseAt  time.Time
 	capLong ctlExtreme // most requests a second served while queueing
 	// capNow is what the origin served at the last tick it queued, at
 	// capAt (valid for ctlCapRecent).
@@ -351,6 +360,14 @@ func (c *Controller) Step(in ControllerInput) ControllerOutput {
 	if p := c.pace(in.Now, usage); p < room {
 		room = p
 	}
+	if (d.Reason == ReasonErrors || d.Reason == ReasonLatency) && c.prevUsage >= 0 {
+		// The origin is failing its targets: whoever comes in replaces
+		// someone who left, never adds to the load, whatever room the
+		// transit keeps for visitors on their way; min_active, the floor
+		// the operator set, is still let in.
+		left := max(0, c.prevUsage+float64(c.prevAdmit)-usage, float64(c.cfg.MinActive)-usage)
+		room = min(room, int(min(left, math.MaxInt32)))
+	}
 	out.Admit = room
 	if in.WaitingKnown && max(in.Waiting, 0) < room {
 		out.Admit, bound = max(in.Waiting, 0), BoundWaiting
@@ -448,7 +465,11 @@ func (c *Controller) measured(m Measurements) (Measurements, bool) {
 	if n > 0 {
 		out.LatencyMean, out.LatencyP95, out.Answered = time.Duration(mean/n), time.Duration(p95/n), n
 	}
-	return out, n >= ctlMinAnswered || (n > 0 && out.ErrorRate > c.cfg.TargetErrorRate)
+	// A site whose visitors think for seconds between pages may never
+	// make ctlMinAnswered in ctlMergeTicks: a few answers over them
+	// still tell a calm origin from a queueing one.
+	return out, n >= ctlMinAnswered || (ticks >= ctlMergeTicks && n >= ctlFewAnswered) ||
+		(n > 0 && out.ErrorRate > c.cfg.TargetErrorRate)
 }
 
 // adjust moves the target and the limit (see Controller) and returns the
@@ -474,7 +495,7 @@ func (c *Controller) adjust(in ControllerInput, active, usage float64, first boo
 			c.target -= (c.target - usage/ctlBinding) * c.drift
 		}
 	default:
-		d.Reason = c.aim(m, active, binding, in.Now)
+		d.Reason = c.aim(m, active, usage-active, binding, in.Now)
 		if (d.Reason == ReasonSteady || d.Reason == ReasonProbe || d.Reason == ReasonQueueing) && c.tail(m, prev, in.Now) {
 			d.Reason = ReasonTail
 		}
@@ -484,7 +505,7 @@ func (c *Controller) adjust(in ControllerInput, active, usage float64, first boo
 	} else if cap, ok := c.capLong.get(in.Now); ok {
 		d.Capacity = cap
 	}
-	if b, ok := c.base.get(in.Now); ok {
+	if b, ok := c.baseline(in.Now); ok {
 		d.BaseLatency = time.Duration(b * float64(time.Second))
 	}
 	if c.target < prev {
@@ -516,7 +537,7 @@ func (c *Controller) adjust(in ControllerInput, active, usage float64, first boo
 
 // aim sets the target from measurements good enough to judge by and
 // returns why.
-func (c *Controller) aim(m Measurements, active float64, binding bool, now time.Time) Reason {
+func (c *Controller) aim(m Measurements, active, coming float64, binding bool, now time.Time) Reason {
 	lat := m.LatencyMean.Seconds()
 	if lat <= 0 {
 		lat = m.LatencyP50.Seconds()
@@ -528,9 +549,15 @@ func (c *Controller) aim(m Measurements, active float64, binding bool, now time.
 			c.base95.note(now, p)
 		}
 	}
-	base, known := c.base.get(now)
-	if !known || lat <= 0 || !(m.RequestRate > 0) {
+	base, known := c.baseline(now)
+	if !(m.RequestRate > 0) || (lat <= 0 && m.ErrorRate <= c.cfg.TargetErrorRate) {
 		return ReasonNoData
+	}
+	if !known {
+		// Failing from the first tick: no answer has been calm enough to
+		// be a baseline, so the latency seen stands in for it (the cut
+		// below is by the errors).
+		base = max(lat, 1e-3)
 	}
 	if active >= ctlThinkMin && c.prevActive > 0 && math.Abs(active-c.prevActive) <= ctlThinkSteady*c.prevActive {
 		// Little's law holds for a steady population: while visitors
@@ -555,6 +582,8 @@ func (c *Controller) aim(m Measurements, active float64, binding bool, now time.
 		c.queued = true
 		c.target = min(model, active*float64(c.cfg.TargetP95)/float64(m.LatencyP95))
 		return ReasonLatency
+	case !known:
+		return ReasonNoData
 	case lat > base*(1+ctlQueueAbove):
 		c.noteCapacity(now, good)
 		c.queued = true
@@ -568,14 +597,47 @@ func (c *Controller) aim(m Measurements, active float64, binding bool, now time.
 		// than the active visitors, so the target grows with them. A
 		// target above them (they are between two waves) is not refuted
 		// by an origin that is not queueing, so it stays.
+		prev := c.target
+		if !c.queued && coming > ctlRoundShare*active {
+			// The slow start doubles per round: the last doubling is
+			// still on its way, and the origin has not felt it yet.
+			return ReasonProbe
+		}
 		c.target = max(c.target, model, active*c.gain(active, c.think.v+aimAt, now))
 		if c.cfg.Increase > 0 {
-			c.target = min(c.target, max(active, c.target)+float64(c.cfg.Increase))
+			c.target = min(c.target, prev+float64(c.cfg.Increase))
 		}
 		return ReasonProbe
 	}
+	if lat <= aimAt && model < c.target {
+		// Under the target latency the origin serves what its visitors
+		// ask, not what it could: a lower model is demand, not capacity.
+		return ReasonSteady
+	}
 	c.follow(model)
 	return ReasonSteady
+}
+
+// baseline is the origin's unloaded mean latency (seconds): the least of
+// the last ctlBaseWindow, except that it rises only slowly (time constant
+// ctlBaseCreep). An origin kept overloaded for longer than the window (a
+// slow start that overshot, visitors who stay for minutes) would
+// otherwise make its overloaded latency the baseline; one that got
+// slower for good is followed within minutes.
+func (c *Controller) baseline(now time.Time) (float64, bool) {
+	b, ok := c.base.get(now)
+	switch {
+	case !ok && c.baseNow > 0:
+		return c.baseNow, true
+	case !ok:
+		return 0, false
+	case c.baseNow <= 0 || b <= c.baseNow:
+		c.baseNow = b
+	case now.After(c.baseAt):
+		c.baseNow += (b - c.baseNow) * -math.Expm1(-float64(now.Sub(c.baseAt))/float64(ctlBaseCreep))
+	}
+	c.baseAt = now
+	return c.baseNow, true
 }
 
 // follow moves the target towards the model: at once when the model is
@@ -698,6 +760,11 @@ type ctlState struct {
 	Saved       int64   `json:"saved,omitempty"`
 	Think       float64 `json:"think,omitempty"`
 	Transit     float64 `json:"transit,omitempty"`
+	// Departs (visitors a tick), Reqs (requests a second) and Usage are
+	// the smoothed figures the pace is measured by.
+	Departs float64 `json:"departs,omitempty"`
+	Reqs    float64 `json:"reqs,omitempty"`
+	Usage   float64 `json:"usage,omitempty"`
 	// Tokens and Refilled are the max_new_per_minute bucket (absent:
 	// full).
 	Tokens   *float64 `json:"tokens,omitempty"`
@@ -708,13 +775,13 @@ type ctlState struct {
 // carries on where this one stopped.
 func (c *Controller) MarshalState() []byte {
 	s := ctlState{V: ctlStateVersion, Limit: c.limit, Target: c.target, Queued: c.queued,
-		Think: c.think.v, Transit: c.transit}
+		Think: c.think.v, Transit: c.transit, Departs: c.departs.v, Reqs: c.reqs.v, Usage: c.usageAvg.v}
 	if !c.started.IsZero() {
 		s.Started = c.started.UnixNano()
 	}
 	if t := c.lastTick(); !t.IsZero() {
 		s.Saved = t.UnixNano()
-		s.BaseLatency, _ = c.base.get(t)
+		s.BaseLatency = c.baseNow
 		s.Capacity, _ = c.capLong.get(t)
 	}
 	if c.tokens >= 0 && !c.refilled.IsZero() {
@@ -768,7 +835,7 @@ func (c *Controller) RestoreState(b []byte) error {
 		}
 		return true
 	}
-	if !(s.Limit > 0) || !finite(s.Limit, s.Target, s.BaseLatency, s.Capacity, s.Think, s.Transit) ||
+	if !(s.Limit > 0) || !finite(s.Limit, s.Target, s.BaseLatency, s.Capacity, s.Think, s.Transit, s.Departs, s.Reqs, s.Usage) ||
 		s.Saved < 0 || (s.Tokens != nil && (!finite(*s.Tokens) || s.Refilled <= 0)) {
 		return fmt.Errorf("%w: out of range", errControllerState)
 	}
@@ -790,22 +857,25 @@ func (c *Controller) RestoreState(b []byte) error {
 		c.started = time.Unix(0, s.Started)
 	}
 	c.base.reset()
+	c.baseNow, c.baseAt = 0, time.Time{}
 	c.base95.reset()
 	c.capLong.reset()
 	c.capNow, c.capAt = 0, time.Time{}
-	c.departs, c.reqs, c.usageAvg = ctlEWMA{}, ctlEWMA{}, ctlEWMA{}
 	if s.Saved > 0 {
 		saved := time.Unix(0, s.Saved)
 		if s.BaseLatency > 0 {
 			c.base.note(saved, s.BaseLatency)
+			c.baseNow, c.baseAt = s.BaseLatency, saved
 		}
 		if s.Capacity > 0 {
 			c.capLong.note(saved, s.Capacity)
 		}
 	}
 	c.think, c.transit = ctlEWMA{}, 0
+	c.departs, c.reqs, c.usageAvg = ctlEWMA{}, ctlEWMA{}, ctlEWMA{}
 	if s.V == ctlStateVersion {
 		c.think, c.transit = ctlEWMA{s.Think, true}, s.Transit
+		c.departs, c.reqs, c.usageAvg = ctlEWMA{s.Departs, s.Departs > 0}, ctlEWMA{s.Reqs, s.Reqs > 0}, ctlEWMA{s.Usage, s.Usage > 0}
 	}
 	c.recent.clear()
 	c.prevUsage, c.prevAdmit, c.bound = -1, 0, BoundNone

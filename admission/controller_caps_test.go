@@ -16,11 +16,11 @@ func TestControllerMaxNewPerMinute(t *testing.T) {
 		s.caps.MaxNewPerMinute = perMin
 		s.run(600)
 		checkDecisions(t, s)
-		// The bucket's burst (5 s of the pace) at most in a tick; never
-		// more than the cap in a minute; and after the first minute the
-		// even pace: 5 s never admit more than 5 s of the cap and the
-		// burst.
-		burst := max(1, int(float64(perMin)*5/60))
+		// The bucket's burst (one tick's share, at least one) at most
+		// in a tick; never more than the cap in a minute; and after the
+		// first minute the even pace: 5 s never admit more than 5 s of
+		// the cap and the burst.
+		burst := max(1, int(math.Ceil(float64(perMin)/60)))
 		sum := 0
 		for i, n := range s.admitted {
 			if n > burst {
@@ -53,12 +53,12 @@ func TestControllerMaxNewPerMinute(t *testing.T) {
 		// The engine counted admissions the controller does not know of
 		// (another leader's): the larger count is honoured.
 		k := &craft{c: NewController(ControllerConfig{}, 1.5)}
-		caps := Caps{MaxNewPerMinute: 100}
-		out := k.c.Step(ControllerInput{Now: at(0), Caps: caps, AdmittedLastMinute: 97})
+		caps := Caps{MaxNewPerMinute: 600} // 10 a tick
+		out := k.c.Step(ControllerInput{Now: at(0), Caps: caps, AdmittedLastMinute: 597})
 		if out.Admit != 3 || out.Decision.Bound != BoundPerMinute {
 			t.Errorf("admit %d (bound %q), want 3 (max_new_per_minute)", out.Admit, out.Decision.Bound)
 		}
-		out = k.c.Step(ControllerInput{Now: at(1), Measurements: calm(3), Caps: caps, AdmittedLastMinute: 100})
+		out = k.c.Step(ControllerInput{Now: at(1), Measurements: calm(3), Caps: caps, AdmittedLastMinute: 600})
 		if out.Admit != 0 {
 			t.Errorf("admit %d with the minute used up, want 0", out.Admit)
 		}
@@ -68,8 +68,8 @@ func TestControllerMaxNewPerMinute(t *testing.T) {
 // TestControllerIdleSiteAdmitsAtOnce: max_new_per_minute is a ceiling,
 // not a reason to wait. A room nobody waits in spends none of it, so the
 // first visitor after a long idle spell is let in at the very next tick,
-// and so are the first of a crowd (the bucket's burst, and no more than
-// the limit, drifted down to min_active, leaves).
+// and so are the first of a crowd (the bucket's one tick's share, and no
+// more than the limit, drifted down to min_active, leaves).
 func TestControllerIdleSiteAdmitsAtOnce(t *testing.T) {
 	for _, perMin := range []int{1, 10, 60, 600} {
 		c := NewController(ControllerConfig{}, 1.5)
@@ -90,7 +90,7 @@ func TestControllerIdleSiteAdmitsAtOnce(t *testing.T) {
 		if out := step(1); out.Admit != 1 {
 			t.Fatalf("cap %d: a lone visitor on an idle site: admit %d at the first tick", perMin, out.Admit)
 		}
-		burst := max(1, perMin*5/60)
+		burst := max(1, perMin/60)
 		if out := step(1000); out.Admit < min(burst, DefaultMinActive)-1 || out.Admit > burst {
 			t.Fatalf("cap %d: a crowd on an idle site: admit %d at the first tick, want min(burst %d, min_active %d)",
 				perMin, out.Admit, burst, DefaultMinActive)
@@ -100,17 +100,19 @@ func TestControllerIdleSiteAdmitsAtOnce(t *testing.T) {
 
 // TestControllerBucketSurvivesRestore: a new leader keeps the bucket.
 func TestControllerBucketSurvivesRestore(t *testing.T) {
-	caps := Caps{MaxNewPerMinute: 60} // burst 5
+	caps := Caps{MaxNewPerMinute: 300} // 5 a tick
 	c := NewController(ControllerConfig{}, 1.5)
 	if out := c.Step(ControllerInput{Now: at(0), Caps: caps, Waiting: 100, WaitingKnown: true}); out.Admit != 5 {
-		t.Fatalf("admit %d, want the burst of 5", out.Admit)
+		t.Fatalf("admit %d, want the bucket's 5", out.Admit)
 	}
 	d := NewController(ControllerConfig{}, 1.5)
 	if err := d.RestoreState(c.MarshalState()); err != nil {
 		t.Fatal(err)
 	}
-	if out := d.Step(ControllerInput{Now: at(1), Caps: caps, Waiting: 100, WaitingKnown: true}); out.Admit > 1 {
-		t.Fatalf("restored controller admitted %d a second after its burst", out.Admit)
+	// A fifth of a second later the bucket has refilled one: a bucket
+	// restored full would let in 5.
+	if out := d.Step(ControllerInput{Now: at(0).Add(200 * time.Millisecond), Caps: caps, Waiting: 100, WaitingKnown: true}); out.Admit > 1 {
+		t.Fatalf("restored controller admitted %d a fifth of a second after its bucket was used", out.Admit)
 	}
 }
 
@@ -119,20 +121,19 @@ func TestControllerBucketSurvivesRestore(t *testing.T) {
 // with anyone waiting, the queue gets the room instead.
 func TestControllerSlots(t *testing.T) {
 	c := NewController(ControllerConfig{InitialActive: 40}, 1.5)
-	caps := Caps{MaxNewPerMinute: 600} // burst 50, 10 a second
+	caps := Caps{MaxNewPerMinute: 3000} // 50 a tick
 	out := c.Step(ControllerInput{Now: at(0), Caps: caps, WaitingKnown: true, PassThrough: true})
 	if out.Slots != 40 || out.Admit != 0 {
 		t.Fatalf("first tick: %+v, want 40 slots (the limit)", out)
 	}
 	// All taken: they are usage now (not yet measured as active), and
-	// the bucket is charged: 50 − 40 + 10 refilled leaves 20, and the
-	// limit (40 plus ctlSlack) leaves 8.
+	// the bucket is charged; the limit (40 plus ctlSlack) leaves 8.
 	out = c.Step(ControllerInput{Now: at(1), Caps: caps, WaitingKnown: true, PassThrough: true, Taken: 40})
 	if out.Slots > int(40*ctlSlack) {
 		t.Fatalf("after the limit's worth passed: %d slots", out.Slots)
 	}
 	// Measured active; the limit grows while in use; the bucket paces:
-	// at most the burst in any tick, 10 a second on average.
+	// at most its one tick's share (50) in any tick.
 	taken := 0
 	for i := 2; i < 60; i++ {
 		active := 40 + taken
@@ -143,8 +144,8 @@ func TestControllerSlots(t *testing.T) {
 		}
 		taken += out.Slots
 	}
-	if taken > 58*10+50 {
-		t.Errorf("%d slots in 58 s, above the bucket's 10 a second and its burst", taken)
+	if taken > 58*50 {
+		t.Errorf("%d slots in 58 s, above the bucket's 50 a second", taken)
 	}
 	// Somebody queued: no slots, the queue gets the room.
 	out = c.Step(ControllerInput{Now: at(60), Measurements: calm(40), Caps: caps, Waiting: 3, WaitingKnown: true})

@@ -300,14 +300,16 @@ func TestControllerCuts(t *testing.T) {
 		// baseline) at 120 requests a second for 246 visitors, whose
 		// think time is again 246/120 − 0.15 = 1.9 s. The origin's
 		// capacity is 120 a second, and at the target latency (the
-		// baseline × 1.1) by Little's law it carries 120 × (1.9 + 0.11)
-		// = 241.2 visitors: more than Decrease (0.5) of 400, so the model
-		// alone sets it.
+		// baseline × (1 + ctlAllowance)) by Little's law it carries
+		// 120 × (1.9 + 0.1 × 1.15) = 241.8 visitors: below 0.8 of 400
+		// (and above Decrease of it), so the target drops to the model
+		// at once.
 		k, out := queued(ControllerConfig{})
 		d := out.Decision
-		if d.Reason != ReasonQueueing || math.Abs(d.Target-241.2) > 1e-6 || math.Abs(d.Think.Seconds()-1.9) > 1e-6 ||
+		want := 120 * (1.9 + 0.1*(1+ctlAllowance))
+		if d.Reason != ReasonQueueing || math.Abs(d.Target-want) > 1e-6 || math.Abs(d.Think.Seconds()-1.9) > 1e-6 ||
 			d.Capacity != 120 || d.BaseLatency != 100*time.Millisecond {
-			t.Errorf("queueing tick: %+v, want reason queueing, target 241.2, think 1.9 s, capacity 120, base 100 ms", d)
+			t.Errorf("queueing tick: %+v, want reason queueing, target %.1f, think 1.9 s, capacity 120, base 100 ms", d, want)
 		}
 		if !k.c.queued {
 			t.Error("the slow start is not over after the origin queued")
@@ -400,14 +402,14 @@ func TestControllerCuts(t *testing.T) {
 	})
 }
 
-// TestControllerTailGuard: a p95 above 1.9 × the baseline p95 eases the
+// TestControllerTailGuard: a p95 above ctlTailGuard (1.8) × the baseline p95 eases the
 // target by 3 % a tick (reason tail) although the mean is at the target;
 // just under it, it does not.
 func TestControllerTailGuard(t *testing.T) {
 	for _, tc := range []struct {
 		p95  time.Duration
 		tail bool
-	}{{390 * time.Millisecond, true}, {370 * time.Millisecond, false}} {
+	}{{370 * time.Millisecond, true}, {350 * time.Millisecond, false}} {
 		k := &craft{c: NewController(ControllerConfig{}, 1.5)}
 		k.step(calm(200))
 		k.step(calm(200)) // the baseline p95: 200 ms
@@ -417,7 +419,7 @@ func TestControllerTailGuard(t *testing.T) {
 			Answered: 100, Active: 200})
 		d := out.Decision
 		if got := d.Reason == ReasonTail; got != tc.tail {
-			t.Errorf("p95 %v (1.9 × base 380 ms): reason %q", tc.p95, d.Reason)
+			t.Errorf("p95 %v (%.1f × base: %.0f ms): reason %q", tc.p95, ctlTailGuard, 200*ctlTailGuard, d.Reason)
 		}
 		if tc.tail && d.Target > prev*ctlTailEase+1e-9 {
 			t.Errorf("p95 %v: target %.1f → %.1f, want eased to %.1f at most", tc.p95, prev, d.Target, prev*ctlTailEase)

@@ -27,13 +27,14 @@ func TestCapacityChanges(t *testing.T) {
 		}
 		// This origin is one FIFO server whose latency rises smoothly
 		// with load (queueing from the first visitor on), not a pool of
-		// workers with a sharp knee: its latency is 1.5 × its baseline
-		// at 80 % of its throughput and 2 × at 90 %. The controller keeps
-		// the origin near its baseline latency (issue 15: no more than
-		// 2 × it), which here is 75-90 % of what the origin could be
-		// driven to; never more than capacity (no flood).
-		if c.Mean < 0.75 || c.Mean > 1.15 {
-			t.Errorf("after the change at %s admission averaged %.0f%% of capacity, want 75-115%%", c.At, 100*c.Mean)
+		// workers with a sharp knee: its mean latency is 1.5 × its
+		// baseline at 80 % of its throughput and 2 × at 90 %. The
+		// controller keeps the origin's mean near 1.15 × its baseline
+		// (issue 15: visitors notice 2 ×), which here is 65-85 % of what
+		// the origin could be driven to; never more than capacity (no
+		// flood).
+		if c.Mean < 0.65 || c.Mean > 1.15 {
+			t.Errorf("after the change at %s admission averaged %.0f%% of capacity, want 65-115%%", c.At, 100*c.Mean)
 		}
 	}
 	if r.ErrorRateConverged >= 0.01 {
