@@ -229,7 +229,7 @@ func TestIssueTargets(t *testing.T) {
 				}
 			}
 			t.Log("\n" + table(cs, noShow > 0))
-			ctl := medianFigures(cs[0])
+			ctl := func(get func(figures.Figures) float64) float64 { return cs[0].Median(get) }
 			check := func(key, name string, v float64, ok bool, format func(float64) string) {
 				t.Helper()
 				why, known := knownMisses[scenario+": "+key]
@@ -247,7 +247,7 @@ func TestIssueTargets(t *testing.T) {
 				// target of the table.
 				for _, l := range figures.Lines(false) {
 					if l.Pass != nil {
-						v := l.Get(ctl)
+						v := ctl(l.Get)
 						check(l.Name, l.Name+" misses "+l.Target+":", v, !math.IsNaN(v) && l.Pass(v), l.Format)
 					}
 				}
@@ -255,9 +255,12 @@ func TestIssueTargets(t *testing.T) {
 				// No-shows: utilisation ≥ 90 %, limit swings ≤ ±15 %, ≤ 5 %
 				// of the seconds overloaded, and passes never used
 				// counted as no-shows.
-				check("settled utilisation", "settled utilisation below 90%:", ctl.SettledUtil, ctl.SettledUtil >= 0.90, figures.Share)
-				check("limit swing", "limit swing above ±15%:", ctl.LimitSwing, ctl.LimitSwing <= 0.15, figures.Share)
-				check("overloaded seconds", "overloaded seconds above 5%:", ctl.OverShare, ctl.OverShare <= 0.05, figures.Share)
+				util := ctl(func(f figures.Figures) float64 { return f.SettledUtil })
+				swing := ctl(func(f figures.Figures) float64 { return f.LimitSwing })
+				over := ctl(func(f figures.Figures) float64 { return f.OverShare })
+				check("settled utilisation", "settled utilisation below 90%:", util, util >= 0.90, figures.Share)
+				check("limit swing", "limit swing above ±15%:", swing, swing <= 0.15, figures.Share)
+				check("overloaded seconds", "overloaded seconds above 5%:", over, over <= 0.05, figures.Share)
 				r := rs[0]
 				check("no-show rate", "no-show rate measured far from the crowd's:", r.NoShowRate,
 					math.Abs(r.NoShowRate-float64(r.NoShows)/float64(r.Admitted)) <= 0.05, figures.Share)
@@ -415,24 +418,4 @@ func TestStalls(t *testing.T) {
 	if m := total / time.Duration(n); m < 54*ms || m > 66*ms {
 		t.Errorf("mean stall %v, want about 60ms", m)
 	}
-}
-
-// medianFigures is a contender's figures, each the median over its results.
-func medianFigures(c *figures.Contender) figures.Figures {
-	var f figures.Figures
-	get := func(g func(figures.Figures) float64) float64 { return c.Median(g) }
-	f.Convergence = get(func(x figures.Figures) float64 { return x.Convergence })
-	f.FirstMinuteUtil = get(func(x figures.Figures) float64 { return x.FirstMinuteUtil })
-	f.SettledUtil = get(func(x figures.Figures) float64 { return x.SettledUtil })
-	f.SettledOver = get(func(x figures.Figures) float64 { return x.SettledOver })
-	f.Settled503 = get(func(x figures.Figures) float64 { return x.Settled503 })
-	f.OverShare = get(func(x figures.Figures) float64 { return x.OverShare })
-	f.OverSeconds = get(func(x figures.Figures) float64 { return x.OverSeconds })
-	f.Rejected = get(func(x figures.Figures) float64 { return x.Rejected })
-	f.BrownRecover = get(func(x figures.Figures) float64 { return x.BrownRecover })
-	f.BrownUtil = get(func(x figures.Figures) float64 { return x.BrownUtil })
-	f.Restore = get(func(x figures.Figures) float64 { return x.Restore })
-	f.Completions = get(func(x figures.Figures) float64 { return x.Completions })
-	f.LimitSwing = get(func(x figures.Figures) float64 { return x.LimitSwing })
-	return f
 }
