@@ -265,13 +265,28 @@ func clientKey(a net.Addr) netip.Addr {
 	return ip
 }
 
-// conn is an accepted connection; Close releases its slots once.
+// conn is an accepted connection; Close releases its slots once. Its
+// deadlines are deferred (see deferredDeadlines).
 type conn struct {
 	net.Conn
 	l       *Listener
 	client  netip.Addr
 	counted bool
 	done    atomic.Bool
+	dl      deferredDeadlines
+}
+
+func (c *conn) Read(b []byte) (int, error)  { return c.dl.readWith(c.Conn, b) }
+func (c *conn) Write(b []byte) (int, error) { return c.dl.writeWith(c.Conn, b) }
+
+func (c *conn) SetDeadline(t time.Time) error { return c.dl.setDeadline(c.Conn, t) }
+
+func (c *conn) SetReadDeadline(t time.Time) error {
+	return c.dl.read.set(t, c.Conn.SetReadDeadline)
+}
+
+func (c *conn) SetWriteDeadline(t time.Time) error {
+	return c.dl.write.set(t, c.Conn.SetWriteDeadline)
 }
 
 func (c *conn) Close() error {
