@@ -32,27 +32,42 @@ type deferredDeadlines struct {
 	read, write deadline
 }
 
-// deadline is one direction's deadline, in Unix nanoseconds; 0: none.
+// deadline is one direction's deadline, as nanoseconds since epoch; 0:
+// none.
 type deadline struct {
 	want  atomic.Int64 // the deadline last set
 	armed atomic.Int64 // the deadline the connection's timer has
 	mu    sync.Mutex   // serialises arming
 }
 
-func unixNanos(t time.Time) int64 {
+// epoch is what deadlines are counted from: a reading of the monotonic
+// clock, so that deadlines set from time.Now (as servers set them)
+// compare on it and a step of the wall clock moves none of them.
+var epoch = time.Now()
+
+// sinceEpoch is t as a deadline value: 0 for the zero Time (none).
+func sinceEpoch(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
 	}
-	if n := t.UnixNano(); n != 0 {
+	if n := int64(t.Sub(epoch)); n != 0 {
 		return n
 	}
-	return 1 // the Unix epoch itself: long past, not "none"
+	return -1 // epoch itself: past, not "none"
+}
+
+// timeOf is the inverse of sinceEpoch.
+func timeOf(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return epoch.Add(time.Duration(n))
 }
 
 // set records t; it arms it with apply only when it comes before the
 // deadline armed (or none is armed).
 func (d *deadline) set(t time.Time, apply func(time.Time) error) error {
-	w := unixNanos(t)
+	w := sinceEpoch(t)
 	d.want.Store(w)
 	if a := d.armed.Load(); a != 0 && (w == 0 || w >= a) {
 		return nil // the armed timer fires first; expired re-arms then
@@ -65,11 +80,7 @@ func (d *deadline) arm(apply func(time.Time) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	w := d.want.Load()
-	t := time.Time{}
-	if w != 0 {
-		t = time.Unix(0, w)
-	}
-	if err := apply(t); err != nil {
+	if err := apply(timeOf(w)); err != nil {
 		return err
 	}
 	d.armed.Store(w)
@@ -84,7 +95,7 @@ func (d *deadline) expired(err error, apply func(time.Time) error) bool {
 		return false
 	}
 	w := d.want.Load()
-	if w != 0 && time.Now().UnixNano() >= w {
+	if w != 0 && int64(time.Since(epoch)) >= w {
 		return false // the deadline wanted has passed too
 	}
 	return d.arm(apply) == nil
