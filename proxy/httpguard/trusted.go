@@ -260,6 +260,11 @@ func forwardedHost(ctx *fasthttp.RequestCtx, trusts bool) []byte {
 // is the previous hop, not the client: anything keyed on the client uses
 // Trusted.ClientIP.
 func PeerAddr(ctx *fasthttp.RequestCtx) netip.Addr {
+	if c, ok := ctx.Conn().(peerAddrConn); ok {
+		if a, ok := c.PeerAddr(); ok {
+			return a
+		}
+	}
 	switch a := ctx.RemoteAddr().(type) {
 	case *net.TCPAddr:
 		ip, ok := netip.AddrFromSlice(a.IP)
@@ -276,6 +281,13 @@ func PeerAddr(ctx *fasthttp.RequestCtx) netip.Addr {
 		}
 		return ap.Addr().Unmap()
 	}
+}
+
+// peerAddrConn is a connection that has its peer's address at hand, as
+// PeerAddr would read it from RemoteAddr (a netlimit listener's
+// connections): asking it saves converting a net.Addr per request.
+type peerAddrConn interface {
+	PeerAddr() (netip.Addr, bool)
 }
 
 // lastLine returns the value of the last header line named key.

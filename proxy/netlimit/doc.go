@@ -33,6 +33,18 @@
 // A connection counts from Accept until its Close; the wrapper's Close is
 // idempotent and releases the slot once.
 //
+// # Deadlines
+//
+// An accepted connection's deadlines are exact but deferred: moving a
+// read or write deadline later (or clearing it) only records it, and the
+// timer armed before stays; when that one fires, the interrupted Read or
+// Write arms the deadline wanted now and goes on. A deadline moved
+// earlier is armed at once. A read or write therefore fails with
+// os.ErrDeadlineExceeded when, and only when, the last deadline set has
+// passed, while a keep-alive connection — whose server moves its
+// deadlines several times per request, nearly always later — re-arms a
+// runtime timer about once per timeout instead of on every move.
+//
 // # Budgets
 //
 // A Budget bounds requests in flight (Max) and splits them in classes.

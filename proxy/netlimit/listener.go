@@ -135,6 +135,9 @@ func (l *Listener) Accept() (net.Conn, error) {
 // wrapped connection, or nil after closing one over the limit.
 func (l *Listener) admit(c net.Conn) net.Conn {
 	wc := &conn{Conn: c, l: l}
+	if ra := c.RemoteAddr(); ra != nil {
+		wc.peer, wc.peerKnown = addrOf(ra), true
+	}
 	if max := l.limits.MaxConnsPerClient; max > 0 {
 		a := clientKey(c.RemoteAddr())
 		if a.IsValid() && (l.limits.Exempt == nil || !l.limits.Exempt(a)) {
@@ -265,13 +268,56 @@ func clientKey(a net.Addr) netip.Addr {
 	return ip
 }
 
-// conn is an accepted connection; Close releases its slots once.
+// addrOf is the IP address of a remote net.Addr, IPv4 unmapped, as
+// httpguard.PeerAddr reads it; the zero Addr when it is not an IP address.
+func addrOf(a net.Addr) netip.Addr {
+	switch t := a.(type) {
+	case *net.TCPAddr:
+		ip, ok := netip.AddrFromSlice(t.IP)
+		if !ok {
+			return netip.Addr{}
+		}
+		return ip.Unmap()
+	default:
+		ap, err := netip.ParseAddrPort(a.String())
+		if err != nil {
+			return netip.Addr{}
+		}
+		return ap.Addr().Unmap()
+	}
+}
+
+// conn is an accepted connection; Close releases its slots once. Its
+// deadlines are deferred (see deferredDeadlines).
 type conn struct {
 	net.Conn
-	l       *Listener
-	client  netip.Addr
-	counted bool
-	done    atomic.Bool
+	l    *Listener
+	peer netip.Addr // addrOf(RemoteAddr()), read once
+	// peerKnown: RemoteAddr was not nil (for a nil one, fasthttp
+	// substitutes its own, so PeerAddr answers nothing).
+	peerKnown bool
+	client    netip.Addr
+	counted   bool
+	done      atomic.Bool
+	dl        deferredDeadlines
+}
+
+// PeerAddr returns the address of the connection's peer, read once at
+// Accept, and whether it is known: httpguard.PeerAddr asks for it on every
+// request instead of converting RemoteAddr's net.Addr each time.
+func (c *conn) PeerAddr() (netip.Addr, bool) { return c.peer, c.peerKnown }
+
+func (c *conn) Read(b []byte) (int, error)  { return c.dl.readWith(c.Conn, b) }
+func (c *conn) Write(b []byte) (int, error) { return c.dl.writeWith(c.Conn, b) }
+
+func (c *conn) SetDeadline(t time.Time) error { return c.dl.setDeadline(c.Conn, t) }
+
+func (c *conn) SetReadDeadline(t time.Time) error {
+	return c.dl.read.set(t, c.Conn.SetReadDeadline)
+}
+
+func (c *conn) SetWriteDeadline(t time.Time) error {
+	return c.dl.write.set(t, c.Conn.SetWriteDeadline)
 }
 
 func (c *conn) Close() error {

@@ -43,29 +43,27 @@ func (f *Forward) keeps(l *headerLine, x *exchange) (keep, rewrite bool) {
 	return true, false
 }
 
-// writeHead writes the request line and headers for the origin.
-func (o *Origin) writeHead(bw *bufio.Writer, ctx *fasthttp.RequestCtx, f *Forward, x *exchange, m *member) {
+// appendHead appends the request line and headers for the origin to dst.
+// The head is built in one buffer and written at once: a request without
+// a body goes to the origin in a single write, with no buffered writer.
+func (o *Origin) appendHead(dst []byte, ctx *fasthttp.RequestCtx, f *Forward, x *exchange, m *member) []byte {
 	h := &ctx.Request.Header
-	bw.Write(h.Method())
-	bw.WriteByte(' ')
-	bw.Write(f.Target)
-	bw.WriteString(" HTTP/1.1\r\n")
-
+	dst = append(dst, h.Method()...)
+	dst = append(dst, ' ')
+	dst = append(dst, f.Target...)
+	dst = append(dst, " HTTP/1.1\r\nHost: "...)
 	switch {
 	case o.cfg.Host != "":
-		bw.WriteString("Host: ")
-		bw.WriteString(o.cfg.Host)
-		bw.WriteString("\r\n")
+		dst = append(dst, o.cfg.Host...)
 	case len(h.Host()) > 0:
-		writeHeader(bw, "Host", h.Host())
+		dst = append(dst, h.Host()...)
 	default:
-		bw.WriteString("Host: ")
-		bw.WriteString(m.addr)
-		bw.WriteString("\r\n")
+		dst = append(dst, m.addr...)
 	}
+	dst = append(dst, "\r\n"...)
 
 	// Kept lines go out as the client sent them, a run of adjacent ones
-	// in one write; a line that is dropped or rewritten ends the run.
+	// in one copy; a line that is dropped or rewritten ends the run.
 	// Lines are adjacent in raw, so a run grows by reslicing.
 	var run []byte
 	for i := range x.lines {
@@ -79,73 +77,70 @@ func (o *Origin) writeHead(bw *bufio.Writer, ctx *fasthttp.RequestCtx, f *Forwar
 			}
 			continue
 		}
-		bw.Write(run)
+		dst = append(dst, run...)
 		run = nil
 		switch {
 		case !keep:
 		case rewrite:
-			writeCookies(bw, l.name, l.value, f.StripCookies)
+			dst = appendCookies(dst, l.name, l.value, f.StripCookies)
 		default:
-			bw.Write(l.name)
-			bw.WriteString(": ")
-			bw.Write(l.value)
-			bw.WriteString("\r\n")
+			dst = appendHeader(dst, l.name, l.value)
 		}
 	}
-	bw.Write(run)
+	dst = append(dst, run...)
 
 	// Ours.
 	if f.ClientIP.IsValid() {
-		bw.WriteString("X-Forwarded-For: ")
+		dst = append(dst, "X-Forwarded-For: "...)
 		if f.KeepForwarded && !f.OwnXFF && len(x.xff) > 0 {
-			bw.Write(x.xff)
-			bw.WriteString(", ")
+			dst = append(dst, x.xff...)
+			dst = append(dst, ", "...)
 			peer := httpguard.PeerAddr(ctx)
 			if !peer.IsValid() {
 				peer = f.ClientIP
 			}
-			bw.Write(peer.AppendTo(x.num[:0]))
+			dst = peer.AppendTo(dst)
 		} else {
-			bw.Write(f.ClientIP.AppendTo(x.num[:0]))
+			dst = f.ClientIP.AppendTo(dst)
 		}
-		bw.WriteString("\r\nX-Real-Ip: ")
-		bw.Write(f.ClientIP.AppendTo(x.num[:0]))
-		bw.WriteString("\r\n")
+		dst = append(dst, "\r\nX-Real-Ip: "...)
+		ip := len(dst)
+		dst = f.ClientIP.AppendTo(dst)
+		ipEnd := len(dst)
+		dst = append(dst, "\r\n"...)
 		for _, name := range f.ClientIPHeaders {
-			bw.Write(name)
-			bw.WriteString(": ")
-			bw.Write(f.ClientIP.AppendTo(x.num[:0]))
-			bw.WriteString("\r\n")
+			dst = appendHeader(dst, name, dst[ip:ipEnd])
 		}
 	}
-	bw.WriteString("X-Forwarded-Proto: ")
 	if f.Proto == "https" {
-		bw.WriteString("https\r\n")
+		dst = append(dst, "X-Forwarded-Proto: https\r\n"...)
 	} else {
-		bw.WriteString("http\r\n")
+		dst = append(dst, "X-Forwarded-Proto: http\r\n"...)
 	}
 	if host := f.Host; len(host) > 0 {
-		writeHeader(bw, "X-Forwarded-Host", host)
+		dst = appendHeader(dst, "X-Forwarded-Host", host)
 	} else if host := h.Host(); len(host) > 0 {
-		writeHeader(bw, "X-Forwarded-Host", host)
+		dst = appendHeader(dst, "X-Forwarded-Host", host)
 	}
 	if len(f.Visitor) > 0 {
-		writeHeader(bw, HeaderVisitor, f.Visitor)
+		dst = appendHeader(dst, HeaderVisitor, f.Visitor)
 	}
 	if len(f.Event) > 0 {
-		writeHeader(bw, HeaderEvent, f.Event)
+		dst = appendHeader(dst, HeaderEvent, f.Event)
 	}
 	if x.upgrade {
-		bw.WriteString("Connection: Upgrade\r\n")
-		writeHeader(bw, "Upgrade", x.upg)
+		dst = append(dst, "Connection: Upgrade\r\n"...)
+		dst = appendHeader(dst, "Upgrade", x.upg)
 	}
 	switch x.body.kind {
 	case bodyFixed:
-		writeContentLength(bw, x.body.n, x.num[:0])
+		dst = append(dst, "Content-Length: "...)
+		dst = strconv.AppendInt(dst, int64(x.body.n), 10)
+		dst = append(dst, "\r\n"...)
 	case bodyChunked:
-		bw.WriteString("Transfer-Encoding: chunked\r\n")
+		dst = append(dst, "Transfer-Encoding: chunked\r\n"...)
 	}
-	bw.WriteString("\r\n")
+	return append(dst, "\r\n"...)
 }
 
 // writeBody copies the request body to the origin. A read error is the
@@ -241,28 +236,50 @@ func (o *Origin) readBody(ctx *fasthttp.RequestCtx, conn interface{ SetReadDeadl
 // and reads X-Waitroom-Complete. On a 101, Upgrade stays.
 func cleanResponse(rh *fasthttp.ResponseHeader, x *exchange, switching bool) (complete bool) {
 	rh.SetProtocol(http11)
-	x.tokens = x.tokens[:0]
-	for _, v := range rh.PeekAll(fasthttp.HeaderConnection) {
-		x.tokens = append(x.tokens, v...)
-		x.tokens = append(x.tokens, ',')
-	}
-	rh.ResetConnectionClose()
-	rh.Del(fasthttp.HeaderConnection)
-	for t := x.tokens; len(t) > 0; {
-		i := bytes.IndexByte(t, ',')
-		tok := ascii.TrimOWS(t[:i])
-		t = t[i+1:]
-		if len(tok) == 0 || ascii.EqualFold(tok, "close") || ascii.EqualFold(tok, "keep-alive") || (switching && ascii.EqualFold(tok, "upgrade")) {
-			continue
-		}
-		rh.DelBytes(tok)
-	}
 	// One pass over the headers finds whether there is anything to drop:
-	// most responses have none of them, and each Del normalises its key
-	// and scans the headers again.
-	drop := false
+	// most responses have none of it, and each Del normalises its key and
+	// scans the headers again.
+	conn, drop, complete := scanResponse(rh, switching)
+	if conn {
+		x.tokens = x.tokens[:0]
+		for _, v := range rh.PeekAll(fasthttp.HeaderConnection) {
+			x.tokens = append(x.tokens, v...)
+			x.tokens = append(x.tokens, ',')
+		}
+		rh.ResetConnectionClose()
+		rh.Del(fasthttp.HeaderConnection)
+		for t := x.tokens; len(t) > 0; {
+			i := bytes.IndexByte(t, ',')
+			tok := ascii.TrimOWS(t[:i])
+			t = t[i+1:]
+			if len(tok) == 0 || ascii.EqualFold(tok, "close") || ascii.EqualFold(tok, "keep-alive") || (switching && ascii.EqualFold(tok, "upgrade")) {
+				continue
+			}
+			rh.DelBytes(tok)
+		}
+		// What Connection named is gone, X-Waitroom-Complete too if it
+		// was named: look again.
+		_, drop, complete = scanResponse(rh, switching)
+	}
+	if !drop {
+		return complete
+	}
+	for _, k := range responseDrop {
+		rh.Del(k)
+	}
+	if !switching {
+		rh.Del(fasthttp.HeaderUpgrade)
+	}
+	return complete
+}
+
+// scanResponse reports whether the response has a Connection header,
+// whether it has other headers to drop, and its X-Waitroom-Complete.
+func scanResponse(rh *fasthttp.ResponseHeader, switching bool) (conn, drop, complete bool) {
 	for k, v := range rh.All() {
 		switch {
+		case ascii.EqualFold(k, fasthttp.HeaderConnection):
+			conn = true
 		case ascii.EqualFold(k, HeaderComplete):
 			v = ascii.TrimOWS(v)
 			complete, drop = len(v) == 1 && v[0] == '1', true
@@ -277,16 +294,7 @@ func cleanResponse(rh *fasthttp.ResponseHeader, x *exchange, switching bool) (co
 			}
 		}
 	}
-	if !drop {
-		return complete
-	}
-	for _, k := range responseDrop {
-		rh.Del(k)
-	}
-	if !switching {
-		rh.Del(fasthttp.HeaderUpgrade)
-	}
-	return complete
+	return conn, drop, complete
 }
 
 var http11 = []byte("HTTP/1.1")
@@ -309,6 +317,7 @@ func isTimeout(err error) bool {
 // exchange is the per-request scratch of Forward, pooled.
 type exchange struct {
 	raw       []byte       // the request's raw header block
+	head      []byte       // the head written to the origin
 	conn      []byte       // the request's Connection values, comma-joined
 	xff       []byte       // the request's X-Forwarded-For values, comma-joined
 	upg       []byte       // the request's Upgrade value
@@ -353,8 +362,16 @@ var exchangePool = sync.Pool{New: func() any {
 	return &exchange{buf: make([]byte, 32<<10)}
 }}
 
+// maxKeptHead is the largest head buffer an exchange keeps for the next
+// request.
+const maxKeptHead = 64 << 10
+
 func (x *exchange) reset() {
 	clear(x.lines) // they point into the request's buffer
+	if cap(x.head) > maxKeptHead {
+		x.head = nil
+	}
+	x.head = x.head[:0]
 	x.raw, x.conn, x.xff, x.upg, x.tokens, x.lines = nil, x.conn[:0], x.xff[:0], x.upg[:0], x.tokens[:0], x.lines[:0]
 	x.body = reqBody{}
 	x.upgrade, x.retriable, x.anon, x.pre, x.preN, x.preErr = false, false, false, false, 0, nil

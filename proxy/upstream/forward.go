@@ -281,13 +281,19 @@ func (o *Origin) attempt(ctx *fasthttp.RequestCtx, f *Forward, x *exchange, m *m
 	if err := conn.SetWriteDeadline(now.Add(o.cfg.WriteTimeout)); err != nil {
 		return fail(attemptNoAnswer, Outcome{}, err)
 	}
-	bw := m.hc.AcquireWriter(conn)
-	o.writeHead(bw, ctx, f, x, m)
-	clientErr, originErr := o.writeBody(bw, conn, x)
-	if clientErr == nil && originErr == nil {
-		originErr = bw.Flush()
+	x.head = o.appendHead(x.head[:0], ctx, f, x, m)
+	var clientErr, originErr error
+	if x.noBody() {
+		_, originErr = conn.Write(x.head)
+	} else {
+		bw := m.hc.AcquireWriter(conn)
+		_, _ = bw.Write(x.head)
+		clientErr, originErr = o.writeBody(bw, conn, x)
+		if clientErr == nil && originErr == nil {
+			originErr = bw.Flush()
+		}
+		m.hc.ReleaseWriter(bw)
 	}
-	m.hc.ReleaseWriter(bw)
 	switch {
 	case errors.Is(clientErr, ErrTooLarge):
 		return fail(attemptDone, Outcome{Err: clientErr}, nil)

@@ -97,10 +97,7 @@ func FuzzRequestHead(f *testing.F) {
 		if x.prepare(ctx, fw, 0) != nil {
 			return
 		}
-		var out bytes.Buffer
-		bw := bufio.NewWriter(&out)
-		o.writeHead(bw, ctx, fw, x, &member{addr: "origin:80"})
-		bw.Flush()
+		out := bytes.NewBuffer(o.appendHead(nil, ctx, fw, x, &member{addr: "origin:80"}))
 
 		var got fasthttp.RequestHeader
 		if err := got.Read(bufio.NewReaderSize(bytes.NewReader(out.Bytes()), 128<<10)); err != nil {

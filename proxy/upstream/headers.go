@@ -1,9 +1,7 @@
 package upstream
 
 import (
-	"bufio"
 	"bytes"
-	"strconv"
 
 	"github.com/valyala/fasthttp"
 
@@ -237,9 +235,9 @@ func isStripped(name []byte, names [][]byte) bool {
 	return false
 }
 
-// writeCookies writes the Cookie header line with value's cookies less
+// appendCookies appends the Cookie header line with value's cookies less
 // those named in strip; nothing when none is left.
-func writeCookies(bw *bufio.Writer, name, value []byte, strip [][]byte) {
+func appendCookies(dst, name, value []byte, strip [][]byte) []byte {
 	first := true
 	for v := value; len(v) > 0; {
 		i := bytes.IndexByte(v, ';')
@@ -261,29 +259,24 @@ func writeCookies(bw *bufio.Writer, name, value []byte, strip [][]byte) {
 			continue
 		}
 		if first {
-			bw.Write(name)
-			bw.WriteString(": ")
+			dst = append(dst, name...)
+			dst = append(dst, ": "...)
 			first = false
 		} else {
-			bw.WriteString("; ")
+			dst = append(dst, "; "...)
 		}
-		bw.Write(pair)
+		dst = append(dst, pair...)
 	}
 	if !first {
-		bw.WriteString("\r\n")
+		dst = append(dst, "\r\n"...)
 	}
+	return dst
 }
 
-// writeHeader writes one "name: value" line.
-func writeHeader(bw *bufio.Writer, name string, value []byte) {
-	bw.WriteString(name)
-	bw.WriteString(": ")
-	bw.Write(value)
-	bw.WriteString("\r\n")
-}
-
-func writeContentLength(bw *bufio.Writer, n int, scratch []byte) {
-	bw.WriteString("Content-Length: ")
-	bw.Write(strconv.AppendInt(scratch[:0], int64(n), 10))
-	bw.WriteString("\r\n")
+// appendHeader appends one "name: value" line.
+func appendHeader[N string | []byte](dst []byte, name N, value []byte) []byte {
+	dst = append(dst, name...)
+	dst = append(dst, ": "...)
+	dst = append(dst, value...)
+	return append(dst, "\r\n"...)
 }
