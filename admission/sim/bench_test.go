@@ -78,27 +78,23 @@ type measured struct {
 }
 
 // realFixed are the fixed-rate contenders of the issue's scenario
-// without no-shows, measured over real HTTP on 2026-11-26 (2 CPUs shared
-// with other work, go1.26.8) with
+// without no-shows, measured over real HTTP on 2026-11-26 at 12:28 UTC
+// (2 CPUs shared with other work, go1.26.8), after max_new_per_minute
+// became an even share a tick, with
 //
-//	make build && nice go run ./bench/controller -bin bin/waitroom -full -only fixed,fixed-high,fixed-low -noshow 0
+//	go build -o /tmp/wr-final ./cmd/waitroom && nice -n 5 go run ./bench/controller -bin /tmp/wr-final -full
 //
-// fixed and fixed-low: the mean of two such runs (11:18 and 11:36 UTC);
-// fixed-high: one run (11:28 UTC, -only controller,fixed-high), after the
-// crowd's connections were no longer cut off at the proxy's
-// serve.max_connections_per_client (the first run lost 739 shoppers to
-// it). The fixed rates do not depend on the controller, so they pin the
-// simulation's model: the origin, the crowd, the meter, the polls and the
-// engine's fixed rate. Per run the real figures were (fixed, fixed-low):
-// checkouts 1683 and 1726, 1057 and 1059; 503s 32104 and 32526;
-// overloaded seconds 173 and 173, 48 and 46.
+// as its table printed them. The fixed rates do not depend on the
+// controller, so they pin the simulation's model: the origin, the crowd,
+// the meter, the polls and the engine's fixed rate. (The runs of 11:18-
+// 11:36, with the 5 s bucket, agreed with the model as closely.)
 var realFixed = []measured{
-	{"fixed", figures.Figures{Convergence: 1.2, FirstMinuteUtil: 0.983, SettledUtil: 1, SettledOver: 1, Settled503: 14761,
-		OverShare: 0.994, OverSeconds: 173, Rejected: 32315, BrownRecover: inf, BrownUtil: 1, Restore: 1, Completions: 1704.5}},
-	{"fixed-high", figures.Figures{Convergence: 1.3, FirstMinuteUtil: 0.986, SettledUtil: 1, SettledOver: 1, Settled503: 42024,
-		OverShare: 0.994, OverSeconds: 173, Rejected: 131406, BrownRecover: inf, BrownUtil: 1, Restore: 1, Completions: 1653}},
-	{"fixed-low", figures.Figures{Convergence: 1.25, FirstMinuteUtil: 0.534, SettledUtil: 0.508, SettledOver: 0, Settled503: 0,
-		OverShare: 0.271, OverSeconds: 47, Rejected: 0, BrownRecover: inf, BrownUtil: 0.910, Restore: 1, Completions: 1058}},
+	{"fixed", figures.Figures{Convergence: 2, FirstMinuteUtil: 0.94, SettledUtil: 0.98, SettledOver: 0.54, Settled503: 12498,
+		OverShare: 0.69, OverSeconds: 120, Rejected: 28583, BrownRecover: inf, BrownUtil: 1, Restore: 1, Completions: 1693}},
+	{"fixed-high", figures.Figures{Convergence: 1, FirstMinuteUtil: 0.98, SettledUtil: 1, SettledOver: 1, Settled503: 36693,
+		OverShare: 0.99, OverSeconds: 172, Rejected: 118890, BrownRecover: inf, BrownUtil: 1, Restore: 1, Completions: 1672}},
+	{"fixed-low", figures.Figures{Convergence: 54, FirstMinuteUtil: 0.53, SettledUtil: 0.48, SettledOver: 0, Settled503: 0,
+		OverShare: 0, OverSeconds: 0, Rejected: 0, BrownRecover: 0, BrownUtil: 0.96, Restore: inf, Completions: 1029}},
 }
 
 var inf = math.Inf(1)
@@ -119,7 +115,7 @@ func agree(sim, real, share, resolution float64) bool {
 // TestCalibration runs the fixed-rate contenders of the issue's scenario
 // in the simulation and holds every figure of the table within 10 % of
 // the real-HTTP runs' (realFixed), or within the figure's resolution,
-// but for three, held within looser bounds (calibrationSlack) for the
+// but for the 503 counts, held within looser bounds (calibrationSlack) for the
 // reasons given there.
 func TestCalibration(t *testing.T) {
 	// fixed and fixed-high once; fixed-low, whose figures vary more from
@@ -162,25 +158,20 @@ func TestCalibration(t *testing.T) {
 // calibrationSlack are the figures the model does not bring within 10 %
 // of the real runs, and how close it holds them instead.
 //
-// fixed's 503s: 11–15 % more than the real runs'. With the origin at its
+// The 503s of the rates that overload the origin: with the origin at its
 // capacity, every page served frees a place in its line, and the shopper
 // just served (sending the next page) races those retrying after a 503
 // for it; the race turns on the turnaround of a page (client, proxy,
 // origin and back), 1.3 ms at the median as the crowd measured it on a
-// quiet machine, 3.5 ms on a busy one. The model's 1.5 ms (mean) loses a
-// few more races than the real runs did; 1 ms would bring the 503s
-// within 10 % but contradict the measurement.
-//
-// fixed-low's overloaded seconds: half the origin's capacity is exactly
-// what fixed-low sends during the brown-out, and at that critical load
-// the line does a random walk: the simulation gives 34–47 overloaded
-// seconds from seed to seed (a median of 40–42), the two real runs 46
-// and 48.
+// quiet machine, 3.5 ms on a busy one. The real runs themselves differ by
+// 10 % from run to run (fixed-high: 131,406 at 11:28, 118,890 at 12:28;
+// settled 42,024 and 36,693); the model (1.5 ms, mean) gives 5-25 % more
+// than the 12:28 run.
 var calibrationSlack = map[string]float64{
-	"fixed: settled 503s":                   0.20,
-	"fixed: 503s (all run)":                 0.20,
-	"fixed-low: seconds overloaded":         0.15,
-	"fixed-low: seconds overloaded (share)": 0.15,
+	"fixed: settled 503s":        0.25,
+	"fixed: 503s (all run)":      0.20,
+	"fixed-high: settled 503s":   0.15,
+	"fixed-high: 503s (all run)": 0.15,
 }
 
 // knownMisses are the issue-15 targets the controller does not meet in
