@@ -526,7 +526,7 @@ func (c *Controller) adjust(in ControllerInput, active, usage float64, first boo
 		short := max(-ctlTransitStep*c.target, min(ctlTransitStep*c.target, c.target-active))
 		c.transit += ctlTransitGain * short
 	}
-	c.transit = min(max(c.transit, 0), c.target)
+	c.transit = min(max(c.transit, 0), 0.5*c.target)
 	c.limit = c.target + c.transit
 	d.Target, d.Think = c.target, time.Duration(c.think.v*float64(time.Second))
 	if m := in.Caps.MaxActive; m > 0 {

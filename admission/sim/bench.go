@@ -412,6 +412,9 @@ func (r *benchRun) waited(s *benchShopper, st admission.Status) {
 	if wait <= 0 {
 		wait = 2 * time.Second
 	}
+	// As the room's page does (static/web/room.js, jitter): ±20 %, so
+	// that visitors do not poll in step.
+	wait = time.Duration(float64(wait) * (0.8 + 0.4*r.rng.Float64()))
 	r.loop.after(wait, func() {
 		r.res.Polls++
 		r.call(r.rtt(r.cfg.Model.Status), func() (admission.Status, error) {

@@ -208,6 +208,9 @@ func (c *crowd) shop(ctx context.Context, id int, noShow, late bool) {
 		if wait <= 0 {
 			wait = 2 * time.Second
 		}
+		// As the room's page does (static/web/room.js, jitter): ±20 %,
+		// so that visitors do not poll in step.
+		wait = time.Duration(float64(wait) * (0.8 + 0.4*rand.Float64()))
 		if !sleep(ctx, wait) {
 			return
 		}
