@@ -22,7 +22,8 @@
 //  3. The crowd: -shoppers (1200) arriving evenly over -arrive (10 s) from
 //     the on-sale, each an HTTP client with its own cookie jar: the gated
 //     page, POST /_wr/api/join, GET /_wr/api/status at the
-//     refresh_seconds it is told (-poll-conns of those in flight at most),
+//     refresh_seconds it is told, spread by ±20 % as the room's page does
+//     (-poll-conns of those in flight at most),
 //     and once admitted -pages (7) gated pages and GET /gated/checkout,
 //     one after the other with -think between them, a 503 retried after
 //     its Retry-After. A share -noshow takes the pass and never comes
