@@ -69,8 +69,7 @@ const (
 	ctlMinAnswered = 20
 	ctlMergeTicks  = 5
 	ctlFewAnswered = 5
-	// ctlSmooth is the weight of a new tick in the smoothed think time,
-	// departures and admissions.
+	// ctlSmooth is the weight of a new tick in the smoothed think time.
 	ctlSmooth = 0.3
 	// ctlPaceHorizon is the ticks over which the room under the limit
 	// is let in, on top of the pace at which visitors leave: admissions
@@ -135,8 +134,9 @@ type ControllerInput struct {
 	// seen recently.
 	Measurements
 	// Pending counts visitors reached (the serving counter passed them)
-	// who have neither claimed their turn nor turned into a no-show yet,
-	// as numbers: not discounted for no-shows (the controller does that).
+	// whose pass has not been used at the gate yet and who have not
+	// turned into a no-show yet, as numbers: not discounted for no-shows
+	// (the controller does that).
 	Pending int
 	// Arriving counts the pending visitors reached within the last
 	// ctlClaimSoon, of ArrivingOffered reached then: visitors who come,
@@ -357,7 +357,7 @@ func (c *Controller) Step(in ControllerInput) ControllerOutput {
 	}
 	c.usageAvg.add(usage, ctlUsageSmooth)
 	room, bound := c.room(in, usage)
-	if p := c.pace(in.Now, usage); p < room {
+	if p := c.pace(in.Now); p < room {
 		room = p
 	}
 	if (d.Reason == ReasonErrors || d.Reason == ReasonLatency) && c.prevUsage >= 0 {
@@ -492,7 +492,7 @@ func (c *Controller) adjust(in ControllerInput, active, usage float64, first boo
 		d.Reason = ReasonNoData
 		if !binding {
 			d.Reason = ReasonIdle
-			c.target -= (c.target - usage/ctlBinding) * c.drift
+			c.idle(usage)
 		}
 	default:
 		d.Reason = c.aim(m, active, usage-active, binding, in.Now)
@@ -590,7 +590,7 @@ func (c *Controller) aim(m Measurements, active, coming float64, binding bool, n
 		c.follow(model)
 		return ReasonQueueing
 	case !binding:
-		c.target -= (c.target - active/ctlBinding) * c.drift
+		c.idle(active)
 		return ReasonIdle
 	case lat <= base*(1+ctlProbeBelow) && (c.calm >= ctlCalmTicks || !c.queued):
 		// Nothing has waited at the origin for a while: it may take more
@@ -682,8 +682,8 @@ func (c *Controller) capacityNow(now time.Time) (float64, bool) {
 // pace is how many visitors to let in at this tick at most: as many as
 // leave a tick (at the origin's capacity once it is known: what it
 // serves a second over the requests a visitor makes), plus the room under
-// the limit spread over ctlPaceHorizon ticks.
-func (c *Controller) pace(now time.Time, usage float64) int {
+// the limit, against the smoothed usage, spread over ctlPaceHorizon ticks.
+func (c *Controller) pace(now time.Time) int {
 	rate := max(0, c.departs.v)
 	if cap, ok := c.capacityNow(now); ok && c.departs.v > 0 && c.reqs.v > 0 {
 		rate = cap / (c.reqs.v / c.departs.v)
@@ -697,6 +697,12 @@ func (c *Controller) pace(now time.Time, usage float64) int {
 		return 0
 	}
 	return int(math.Ceil(min(p, math.MaxInt32)))
+}
+
+// idle drifts a target that is not in use down towards used/ctlBinding
+// (see ctlIdleDrift).
+func (c *Controller) idle(used float64) {
+	c.target -= (c.target - used/ctlBinding) * c.drift
 }
 
 // gain is how much the active visitors may grow in a round of probing;
