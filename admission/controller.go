@@ -360,13 +360,13 @@ func (c *Controller) Step(in ControllerInput) ControllerOutput {
 	if p := c.pace(in.Now); p < room {
 		room = p
 	}
-	if (d.Reason == ReasonErrors || d.Reason == ReasonLatency) && c.prevUsage >= 0 {
-		// The origin is failing its targets: whoever comes in replaces
-		// someone who left, never adds to the load, whatever room the
-		// transit keeps for visitors on their way; min_active, the floor
-		// the operator set, is still let in.
-		left := max(0, c.prevUsage+float64(c.prevAdmit)-usage, float64(c.cfg.MinActive)-usage)
-		room = min(room, int(min(left, math.MaxInt32)))
+	if d.Reason == ReasonErrors || d.Reason == ReasonLatency {
+		// The origin is failing its targets: nobody comes in at this
+		// tick, whatever room the transit keeps for visitors on their
+		// way (visitors let in but not seen yet may as well be no-shows
+		// as on their way); min_active, the floor the operator set, is
+		// still let in.
+		room = min(room, int(min(max(0, float64(c.cfg.MinActive)-usage), math.MaxInt32)))
 	}
 	out.Admit = room
 	if in.WaitingKnown && max(in.Waiting, 0) < room {
