@@ -1,9 +1,7 @@
-// Known bugs and questionable behaviours of the model-based controller,
-// found while writing its tests (issue 15). Each test asserts the
-// behaviour the controller should have and skips, with the figures it
-// saw, while the controller shows the known fault: once the controller
-// is fixed the test runs (and fails on anything else). The fixtures are
-// those of controller_sim_test.go and controller_test.go.
+// Regression tests of faults the model-based controller had when its
+// tests were first written (issue 15), each fixed since: every test
+// fails, with the figures it saw, should the fault come back. The
+// fixtures are those of controller_sim_test.go and controller_test.go.
 
 package admission
 
@@ -28,7 +26,7 @@ func TestControllerIncrease(t *testing.T) {
 			t.Fatalf("tick %d, %d active: reason %s, want probe", i, 20+5*i, d.Reason)
 		}
 		if bound := max(prev, float64(20+5*i)) + 5; d.Target > bound+1e-9 {
-			t.Skipf("KNOWN CONTROLLER BUG (reported to the lead, not papered over): increase 5, tick %d, %d active: "+
+			t.Fatalf("increase 5, tick %d, %d active: "+
 				"target %.1f → %.1f, want ≤ %.1f: aim caps the probe at max(active, c.target)+Increase after c.target "+
 				"was raised, so the cap never binds", i, 20+5*i, prev, d.Target, bound)
 		}
@@ -61,7 +59,7 @@ func TestControllerFewAnswers(t *testing.T) {
 		return
 	}
 	if noData > 150 {
-		t.Skipf("KNOWN CONTROLLER BUG (reported to the lead, not papered over): the origin serves %.0f%% of its capacity "+
+		t.Errorf("the origin serves %.0f%% of its capacity "+
 			"over ticks 200–300; the limit stays at %d with reason no_data at %d of 300 ticks, because 20 visitors "+
 			"thinking 10 s make 2 requests a second and 5 merged ticks (ctlMergeTicks) never reach the 20 answers "+
 			"(ctlMinAnswered) the controller needs; it never probes", 100*u, s.outs[len(s.outs)-1].Limit, noData)
@@ -89,7 +87,7 @@ func TestControllerLongOverload(t *testing.T) {
 					over++
 				}
 			}
-			t.Skipf("KNOWN CONTROLLER BUG (reported to the lead, not papered over): tick %d probes (target %.0f → limit %d) at a "+
+			t.Fatalf("tick %d probes (target %.0f → limit %d) at a "+
 				"mean latency of %v, %.1f × the origin's baseline of %v, taking %v for the baseline: the origin was above 2 × "+
 				"its baseline at %d of the %d ticks before, and ctlBaseWindow forgot the calm ones", i, d.Target, d.Limit,
 				s.ins[i].LatencyMean, s.ins[i].LatencyMean.Seconds()/c.base, secs(c.base), d.BaseLatency, over, i)
@@ -108,7 +106,7 @@ func TestControllerCalmAfterQueue(t *testing.T) {
 	// 86 of the 246 visitors left: 160 visitors at the baseline.
 	d := k.step(calm(160)).Decision
 	if d.Target < prev-1e-6 {
-		t.Skipf("KNOWN CONTROLLER BEHAVIOUR (reported to the lead, not papered over): one calm tick after a queueing one "+
+		t.Errorf("one calm tick after a queueing one "+
 			"sets the target to the model at the rate the remaining visitors ask (reason %s): %.1f → %.1f, limit %d; "+
 			"the origin still takes 120 requests a second (%.0f visitors)", d.Reason, prev, d.Target, d.Limit, 120*(1.9+0.11))
 	}
@@ -125,7 +123,7 @@ func TestControllerFailingFromTheStart(t *testing.T) {
 			Answered: 25, ErrorRate: 0.5, Active: 5}).Decision
 	}
 	if d.Reason != ReasonErrors || d.Limit > 40 {
-		t.Skipf("KNOWN CONTROLLER BUG (reported to the lead, not papered over): 15 ticks of 50 %% errors from the start: "+
+		t.Errorf("15 ticks of 50 %% errors from the start: "+
 			"reason %s, limit 40 → %d (target %.0f): aim returns no_data without a baseline, and the transit room grows "+
 			"with the active visitors' shortfall from the target", d.Reason, d.Limit, d.Target)
 	}
