@@ -1,0 +1,58 @@
+package challenge
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	"github.com/waitroom/waitroom/internal/ascii"
+)
+
+// HeaderFingerprint is a short, stable fingerprint of how a client writes
+// its request headers: which of the headers a browser always decides for
+// itself it sends, in what order, and the client-hint brand list. It is
+// the same for a browser's GET of the challenge and its POST of the join
+// (headers that differ between the two, such as Content-Type, Origin,
+// Accept or Cookie, do not take part), and it differs between a browser
+// and an HTTP library that copies only some of them, or copies them in
+// another order.
+//
+// It is the first 12 hex digits of SHA-256 over, for each header of
+// fingerprintHeaders present, in wire order, its lower-case name and a
+// comma; then, after a "|", the Sec-CH-UA value. Pseudo-headers and
+// repeated names after the first are skipped. It allocates only the
+// returned string.
+func HeaderFingerprint(hs []Header) string {
+	h := sha256.New()
+	var seen [len(fingerprintHeaders)]bool
+	var buf [32]byte
+	hints := ""
+	for _, hd := range hs {
+		if len(hd.Name) == 0 || hd.Name[0] == ':' {
+			continue
+		}
+		for i, name := range fingerprintHeaders {
+			if seen[i] || !ascii.EqualFold(hd.Name, name) {
+				continue
+			}
+			seen[i] = true
+			h.Write(append(buf[:0], name...))
+			h.Write([]byte{','})
+			if name == "sec-ch-ua" {
+				hints = hd.Value
+			}
+			break
+		}
+	}
+	h.Write([]byte{'|'})
+	h.Write([]byte(hints))
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0])[:6])
+}
+
+// fingerprintHeaders are the headers a browser sends on every fetch, GET
+// or POST, in an order of its own: the ones HeaderFingerprint reads.
+var fingerprintHeaders = [...]string{
+	"host", "connection", "user-agent", "accept-language", "accept-encoding",
+	"sec-ch-ua", "sec-ch-ua-mobile", "sec-ch-ua-platform",
+	"sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest", "dnt", "priority",
+}
