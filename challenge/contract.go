@@ -27,6 +27,9 @@ type Request struct {
 	JA4 string
 	// Visitor id of a ticket the request carries, "" if none.
 	Visitor string
+	// Join is true when the request is a join (POST .../api/join, scored
+	// again with the solution it carries), false for a challenge fetch.
+	Join bool
 	// When the request arrived.
 	Now time.Time
 }
