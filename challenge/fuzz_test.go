@@ -1,8 +1,6 @@
 package challenge_test
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -58,32 +56,33 @@ func FuzzVerify(f *testing.F) {
 	})
 }
 
-// FuzzDecode feeds the decoder arbitrary token bytes, signed with the
-// right key when sign is set, so that the fields behind the MAC are
-// reached. It must never panic; a signed token can only be refused as
-// malformed; and whatever decodes re-encodes to the same token.
+// FuzzDecode feeds the decoder arbitrary token bytes; with seal set, b
+// is a plaintext sealed with the right key under a fuzzed id, so that the
+// fields inside are reached. It must never panic; a sealed token can only
+// be refused as malformed; and whatever decodes re-encodes to the same
+// token.
 func FuzzDecode(f *testing.F) {
 	pow := newPoW(f)
-	token, _, _ := issue(f, pow, params())
+	p := params()
+	token, c, _ := issue(f, pow, p)
 	raw, _ := base64.RawURLEncoding.DecodeString(token)
-	body := raw[:len(raw)-32]
-	f.Add(body, true)
-	f.Add(raw, false)
-	f.Add(body[:40], true)
-	f.Add([]byte{1, 1, 'e'}, true)
-	f.Add([]byte{}, false)
-	f.Fuzz(func(t *testing.T, b []byte, sign bool) {
-		if sign {
-			m := hmac.New(sha256.New, testKey)
-			m.Write([]byte("waitroom/pow/v1\x00"))
-			m.Write(b)
-			b = m.Sum(b)
+	plain := plaintext(p, c)
+	f.Add(plain, c.ID[:], true)
+	f.Add(raw, c.ID[:], false)
+	f.Add(plain[:20], c.ID[:], true)
+	f.Add([]byte{1, 'e'}, []byte{}, true)
+	f.Add([]byte{}, []byte{}, false)
+	f.Fuzz(func(t *testing.T, b, id []byte, seal bool) {
+		if seal {
+			var i [16]byte
+			copy(i[:], id)
+			b = sealToken(t, i, b)
 		}
 		token := base64.RawURLEncoding.EncodeToString(b)
 		c, err := pow.Decode(token)
 		if err != nil {
-			if !errors.Is(err, challenge.ErrMalformed) && !(errors.Is(err, challenge.ErrForged) && !sign) {
-				t.Fatalf("Decode(%x, signed %v) = %v", b, sign, err)
+			if !errors.Is(err, challenge.ErrMalformed) && !(errors.Is(err, challenge.ErrForged) && !seal) {
+				t.Fatalf("Decode(%x, sealed %v) = %v", b, seal, err)
 			}
 			return
 		}

@@ -2,6 +2,8 @@ package challenge
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -10,7 +12,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"math/bits"
 	"sync"
 	"time"
@@ -45,11 +46,17 @@ const (
 
 // The token layout.
 const (
-	powVersion   = 0x01
-	powDomain    = "waitroom/pow/v1\x00"
-	powFixed     = 16 + 8 + 8 + 1 + 1 + 1 + 16 // binding to id
-	powMinRaw    = 2 + 1 + powFixed + sha256.Size
-	powMaxRaw    = 2 + MaxEventLen + powFixed + sha256.Size
+	powVersion   = 0x02
+	powDomain    = "waitroom/pow/v2\x00"
+	powKeyLabel  = "waitroom/pow/v2 aes-256-gcm"
+	powIDLen     = 16
+	powTagLen    = 16
+	powFixed     = 16 + 8 + 8 + 1 + 1 + 1 // binding to score
+	powHead      = 1 + powIDLen           // version, id: in the clear
+	powMinPlain  = 1 + 1 + powFixed
+	powMaxPlain  = 1 + MaxEventLen + powFixed
+	powMinRaw    = powHead + powMinPlain + powTagLen
+	powMaxRaw    = powHead + powMaxPlain + powTagLen
 	powMinToken  = (powMinRaw*8 + 5) / 6 // base64 without padding
 	powMaxToken  = (powMaxRaw*8 + 5) / 6
 	powScoreMax  = 100
@@ -62,9 +69,9 @@ var (
 	// ErrMalformed: the token is not one PoW could have issued (bad
 	// base64, wrong length or version, fields out of range).
 	ErrMalformed = errors.New("challenge: malformed token")
-	// ErrForged: the token's MAC is wrong (tampered with, or signed with
-	// another key).
-	ErrForged = errors.New("challenge: token not signed by this key")
+	// ErrForged: the token does not open under this key (tampered with,
+	// or sealed with another key).
+	ErrForged = errors.New("challenge: token not sealed by this key")
 	// ErrExpired: the challenge is past its expiry.
 	ErrExpired = errors.New("challenge: challenge expired")
 	// ErrWrongEvent: the challenge was issued for another event.
@@ -94,11 +101,13 @@ type Challenge struct {
 	// Puzzles is K, the number of sub-puzzles, 1 to MaxPuzzles.
 	Puzzles uint8
 	// Score is the risk score (0 to 100) when the challenge was issued.
+	// It is sealed in the token: only the server reads it.
 	Score uint8
 	// ID is random and identifies the challenge to the replay guard.
 	ID [16]byte
-	// Seed is what the sub-puzzles hash: the first 16 bytes of the
-	// token's MAC. It is derived, not encoded; Issue and Verify set it.
+	// Seed is what the sub-puzzles hash: the token's 16-byte GCM tag,
+	// which no one without the key can choose or foresee. It is derived,
+	// not encoded; Issue and Verify set it.
 	Seed [16]byte
 }
 
@@ -114,7 +123,7 @@ type IssueParams struct {
 	// Bits (1 to MaxBits) and Puzzles (1 to MaxPuzzles) set the work:
 	// Puzzles·2^Bits hashes on average.
 	Bits, Puzzles uint8
-	// Score is the risk score, 0 to 100, carried for the join to use.
+	// Score is the risk score, 0 to 100, sealed for the join to use.
 	Score uint8
 	// TTL is how long the challenge stays valid (> 0). ExpiresAt is
 	// Now+TTL rounded up to a whole second.
@@ -132,7 +141,7 @@ type IssueParams struct {
 //	SHA-256(seed (16 bytes) || uint32be(i) (4) || uint64be(n) (8))
 //
 // starts with at least Bits zero bits, where i is the sub-puzzle's index
-// (0..K-1) and seed the first 16 bytes of the token's MAC. The message is
+// (0..K-1) and seed the token's GCM tag. The message is
 // 28 bytes: one SHA-256 block.
 //
 // Expected work: a sub-puzzle takes a geometric number of hashes with
@@ -141,30 +150,41 @@ type IssueParams struct {
 // deviation over mean) of about 1/√K: ±25% for K=16, ±12.5% for K=64,
 // where one puzzle of the same mean work would spread ±100% and leave
 // some visitors waiting several times longer than others. Verification
-// costs K hashes and one HMAC, whatever Bits is.
+// costs K hashes and one AES-GCM opening, whatever Bits is.
 //
-// The token is, big endian, then base64url without padding:
+// The token is opaque to the client: all it needs (the seed, the bits,
+// the puzzles and the expiry) the challenge answer gives it beside the
+// token, and the rest, the risk score above all, is sealed, so that a
+// client probing header, address and TLS combinations learns no more of
+// its score than the work it is given. The token is, big endian, then
+// base64url without padding:
 //
-//	version 0x01 (1) | len(event) (1) | event | binding (16) |
-//	issued_at unix s (8) | expires_at unix s (8) | bits (1) |
-//	puzzles (1) | score (1) | id (16) | mac (32)
+//	version 0x02 (1) | id (16) | sealed (len(event) + 36) | tag (16)
 //
-// with mac = HMAC-SHA256(key, "waitroom/pow/v1\x00" || every byte
-// before mac).
+// where sealed || tag is AES-256-GCM of
+//
+//	len(event) (1) | event | binding (16) | issued_at unix s (8) |
+//	expires_at unix s (8) | bits (1) | puzzles (1) | score (1)
+//
+// under HMAC-SHA256(key, "waitroom/pow/v2 aes-256-gcm"), with the id's
+// first 12 bytes as nonce and "waitroom/pow/v2\x00" || version || id as
+// additional data. The id is random per challenge (so nonces never
+// repeat under a key) and is what the replay guard remembers; the seed is
+// the tag.
 type PoW struct {
 	guard ReplayGuard
-	// macs holds *powState: an HMAC-SHA256 keyed once (its Reset restores
-	// the precomputed inner and outer key states) with its buffers.
-	macs sync.Pool
+	aead  cipher.AEAD // safe for concurrent use
+	// states holds *powState: the buffers a verification and a
+	// redemption need, so that they allocate nothing.
+	states sync.Pool
 }
 
-// powState is one pooled HMAC with the buffers a verification and a
-// redemption need, so that they allocate nothing.
+// powState is one set of pooled buffers.
 type powState struct {
-	mac hash.Hash
-	buf [len(powDomain) + powMaxRaw]byte // domain || token bytes
+	raw [powMaxRaw]byte
+	pt  [powMaxPlain]byte
+	ad  [len(powDomain) + powHead]byte
 	tok [powMaxToken]byte
-	sum [sha256.Size]byte
 	id  [16]byte
 }
 
@@ -177,14 +197,22 @@ func NewPoW(key []byte, guard ReplayGuard) (*PoW, error) {
 	if guard == nil {
 		return nil, errors.New("challenge: a replay guard is required")
 	}
-	k := append([]byte(nil), key...)
-	p := &PoW{guard: guard}
-	p.macs.New = func() any {
-		s := &powState{mac: hmac.New(sha256.New, k)}
-		copy(s.buf[:], powDomain)
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(powKeyLabel))
+	block, err := aes.NewCipher(m.Sum(nil))
+	if err != nil {
+		return nil, fmt.Errorf("challenge: %w", err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, fmt.Errorf("challenge: %w", err)
+	}
+	p := &PoW{guard: guard, aead: aead}
+	p.states.New = func() any {
+		s := &powState{}
+		copy(s.ad[:], powDomain)
 		return s
 	}
-	p.macs.Put(p.macs.New()) // one keyed HMAC up front
 	return p, nil
 }
 
@@ -218,74 +246,73 @@ func (p *PoW) Issue(ip IssueParams) (token string, c Challenge, err error) {
 	return token, c, nil
 }
 
-// encode signs c, sets c.Seed and returns the token.
+// encode seals c, sets c.Seed and returns the token.
 func (p *PoW) encode(c *Challenge) string {
-	var raw [powMaxRaw]byte
-	b := raw[:0]
-	b = append(b, powVersion, byte(len(c.Event)))
-	b = append(b, c.Event...)
-	b = append(b, c.Binding[:]...)
-	b = binary.BigEndian.AppendUint64(b, uint64(c.IssuedAt.Unix()))
-	b = binary.BigEndian.AppendUint64(b, uint64(c.ExpiresAt.Unix()))
-	b = append(b, c.Bits, c.Puzzles, c.Score)
-	b = append(b, c.ID[:]...)
-	s := p.macs.Get().(*powState)
-	n := copy(s.buf[len(powDomain):], b)
-	sum := s.sign(n)
-	p.macs.Put(s)
-	b = append(b, sum[:]...)
-	copy(c.Seed[:], sum[:powSeedBytes])
-	return base64.RawURLEncoding.EncodeToString(b)
+	s := p.states.Get().(*powState)
+	defer p.states.Put(s)
+	pt := s.pt[:0]
+	pt = append(pt, byte(len(c.Event)))
+	pt = append(pt, c.Event...)
+	pt = append(pt, c.Binding[:]...)
+	pt = binary.BigEndian.AppendUint64(pt, uint64(c.IssuedAt.Unix()))
+	pt = binary.BigEndian.AppendUint64(pt, uint64(c.ExpiresAt.Unix()))
+	pt = append(pt, c.Bits, c.Puzzles, c.Score)
+	raw := append(s.raw[:0], powVersion)
+	raw = append(raw, c.ID[:]...)
+	raw = p.aead.Seal(raw, c.ID[:p.aead.NonceSize()], pt, s.additional(&c.ID))
+	copy(c.Seed[:], raw[len(raw)-powTagLen:])
+	return base64.RawURLEncoding.EncodeToString(raw)
 }
 
-// sign returns the MAC of the n token bytes in s.buf (after the domain).
-func (s *powState) sign(n int) *[sha256.Size]byte {
-	s.mac.Reset()
-	s.mac.Write(s.buf[:len(powDomain)+n])
-	s.mac.Sum(s.sum[:0])
-	return &s.sum
+// additional returns the additional data sealed with a token of id.
+func (s *powState) additional(id *[16]byte) []byte {
+	s.ad[len(powDomain)] = powVersion
+	copy(s.ad[len(powDomain)+1:], id[:])
+	return s.ad[:]
 }
 
 var strictBase64 = base64.RawURLEncoding.Strict()
 
-// decode parses and authenticates token into c (all but c.Event) and
-// returns the event's bytes, which alias s.buf.
-func (s *powState) decode(token string, c *Challenge) ([]byte, error) {
+// decode opens token into c (all but c.Event) and returns the event's
+// bytes, which alias s.pt.
+func (p *PoW) decode(s *powState, token string, c *Challenge) ([]byte, error) {
 	if len(token) < powMinToken || len(token) > powMaxToken {
 		return nil, ErrMalformed
 	}
 	nt := copy(s.tok[:], token)
-	raw := s.buf[len(powDomain):]
-	n, err := strictBase64.Decode(raw, s.tok[:nt])
+	n, err := strictBase64.Decode(s.raw[:], s.tok[:nt])
 	// Decode skips CR and LF: a token holding any re-encodes longer.
-	if err != nil || (n*8+5)/6 != len(token) {
+	if err != nil || (n*8+5)/6 != len(token) || n < powMinRaw {
 		return nil, ErrMalformed
 	}
-	raw = raw[:n]
+	raw := s.raw[:n]
 	if raw[0] != powVersion {
 		return nil, ErrMalformed
 	}
-	el := int(raw[1])
-	if n != 2+el+powFixed+sha256.Size {
-		return nil, ErrMalformed
-	}
-	body := n - sha256.Size
-	sum := s.sign(body)
-	if !hmac.Equal(sum[:], raw[body:]) {
+	// The nonce and the additional data are slices of s, not of c: what
+	// goes to the AEAD interface escapes.
+	copy(s.id[:], raw[1:powHead])
+	pt, err := p.aead.Open(s.pt[:0], raw[1:1+p.aead.NonceSize()], raw[powHead:], s.additional(&s.id))
+	if err != nil {
 		return nil, ErrForged
 	}
-	ev := raw[2 : 2+el]
-	f := raw[2+el:]
+	el := int(pt[0])
+	if len(pt) != 1+el+powFixed || el < 1 || el > MaxEventLen {
+		return nil, ErrMalformed
+	}
+	c.ID = s.id
+	ev := pt[1 : 1+el]
+	f := pt[1+el:]
 	copy(c.Binding[:], f[0:16])
 	issued := int64(binary.BigEndian.Uint64(f[16:24]))
 	expires := int64(binary.BigEndian.Uint64(f[24:32]))
 	c.IssuedAt, c.ExpiresAt = time.Unix(issued, 0).UTC(), time.Unix(expires, 0).UTC()
 	c.Bits, c.Puzzles, c.Score = f[32], f[33], f[34]
-	copy(c.ID[:], f[35:51])
-	copy(c.Seed[:], raw[body:body+powSeedBytes])
-	// Only a holder of the key could have written these: check anyway.
-	if el < 1 || el > MaxEventLen || c.Bits < 1 || c.Bits > MaxBits || c.Puzzles < 1 || c.Puzzles > MaxPuzzles ||
+	copy(c.Seed[:], raw[n-powTagLen:])
+	// Only a holder of the key could have sealed these: check anyway.
+	if c.Bits < 1 || c.Bits > MaxBits || c.Puzzles < 1 || c.Puzzles > MaxPuzzles ||
 		c.Score > powScoreMax || expires <= issued {
+		*c = Challenge{}
 		return nil, ErrMalformed
 	}
 	return ev, nil
@@ -302,18 +329,18 @@ func (s *powState) decode(token string, c *Challenge) ([]byte, error) {
 // with other errors it is zero.
 func (p *PoW) Verify(token string, nonces []uint64, event string, binding [16]byte, now time.Time) (Challenge, error) {
 	var c Challenge
-	s := p.macs.Get().(*powState)
-	ev, err := s.decode(token, &c)
+	s := p.states.Get().(*powState)
+	ev, err := p.decode(s, token, &c)
 	if err != nil {
-		p.macs.Put(s)
+		p.states.Put(s)
 		return Challenge{}, err
 	}
 	if string(ev) != event {
 		c.Event = string(ev)
-		p.macs.Put(s)
+		p.states.Put(s)
 		return c, ErrWrongEvent
 	}
-	p.macs.Put(s)
+	p.states.Put(s)
 	c.Event = event
 	switch {
 	case now.Unix() >= c.ExpiresAt.Unix():
@@ -353,10 +380,10 @@ func solves(msg *[28]byte, nbits uint8) bool {
 func (p *PoW) Redeem(ctx context.Context, c Challenge) error {
 	// The id goes to the guard from a pooled buffer: a slice handed to
 	// an interface escapes, and guards keep no reference to it.
-	s := p.macs.Get().(*powState)
+	s := p.states.Get().(*powState)
 	s.id = c.ID
 	ok, err := p.guard.Redeem(ctx, s.id[:], c.ExpiresAt)
-	p.macs.Put(s)
+	p.states.Put(s)
 	switch {
 	case err != nil:
 		return fmt.Errorf("challenge: redeeming: %w", err)

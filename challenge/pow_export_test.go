@@ -4,9 +4,9 @@ package challenge
 // event or binding: for tests of the encoding.
 func (p *PoW) Decode(token string) (Challenge, error) {
 	var c Challenge
-	s := p.macs.Get().(*powState)
-	defer p.macs.Put(s)
-	ev, err := s.decode(token, &c)
+	s := p.states.Get().(*powState)
+	defer p.states.Put(s)
+	ev, err := p.decode(s, token, &c)
 	if err != nil {
 		return Challenge{}, err
 	}
@@ -14,5 +14,5 @@ func (p *PoW) Decode(token string) (Challenge, error) {
 	return c, nil
 }
 
-// Encode signs c as Issue would, whatever its fields hold: for tests.
+// Encode seals c as Issue would, whatever its fields hold: for tests.
 func (p *PoW) Encode(c Challenge) string { return p.encode(&c) }

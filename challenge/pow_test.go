@@ -3,6 +3,8 @@ package challenge_test
 import (
 	"bytes"
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -129,30 +131,48 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-// TestWireFormat rebuilds a token byte by byte from the documented format,
-// as the browser solver and other implementations read it.
-func TestWireFormat(t *testing.T) {
-	pow := newPoW(t)
-	p := params()
-	token, c, _ := issue(t, pow, p)
-	var b []byte
-	b = append(b, 0x01, byte(len(p.Event)))
+// sealToken builds a token from its documented parts, as another
+// implementation of the server would: the id, and the plaintext sealed
+// under the key derived from testKey.
+func sealToken(t testing.TB, id [16]byte, plain []byte) []byte {
+	t.Helper()
+	m := hmac.New(sha256.New, testKey)
+	m.Write([]byte("waitroom/pow/v2 aes-256-gcm"))
+	block, err := aes.NewCipher(m.Sum(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gcm, err := cipher.NewGCM(block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad := append([]byte("waitroom/pow/v2\x00\x02"), id[:]...)
+	raw := append([]byte{0x02}, id[:]...)
+	return gcm.Seal(raw, id[:12], plain, ad)
+}
+
+// plaintext is the sealed part of a token of p, c.
+func plaintext(p challenge.IssueParams, c challenge.Challenge) []byte {
+	b := []byte{byte(len(p.Event))}
 	b = append(b, p.Event...)
 	b = append(b, p.Binding[:]...)
 	b = binary.BigEndian.AppendUint64(b, uint64(p.Now.Unix()))
 	b = binary.BigEndian.AppendUint64(b, uint64(c.ExpiresAt.Unix()))
-	b = append(b, p.Bits, p.Puzzles, p.Score)
-	b = append(b, c.ID[:]...)
-	m := hmac.New(sha256.New, testKey)
-	m.Write([]byte("waitroom/pow/v1\x00"))
-	m.Write(b)
-	mac := m.Sum(nil)
-	b = append(b, mac...)
-	if want := base64.RawURLEncoding.EncodeToString(b); token != want {
+	return append(b, p.Bits, p.Puzzles, p.Score)
+}
+
+// TestWireFormat rebuilds a token byte by byte from the documented format,
+// as another implementation of the server would.
+func TestWireFormat(t *testing.T) {
+	pow := newPoW(t)
+	p := params()
+	token, c, _ := issue(t, pow, p)
+	raw := sealToken(t, c.ID, plaintext(p, c))
+	if want := base64.RawURLEncoding.EncodeToString(raw); token != want {
 		t.Fatalf("token\n%s\nwant\n%s", token, want)
 	}
-	if !bytes.Equal(c.Seed[:], mac[:16]) {
-		t.Fatalf("seed %x, want the MAC's first 16 bytes %x", c.Seed, mac[:16])
+	if !bytes.Equal(c.Seed[:], raw[len(raw)-16:]) {
+		t.Fatalf("seed %x, want the GCM tag %x", c.Seed, raw[len(raw)-16:])
 	}
 	// Sub-puzzle i: SHA-256(seed || uint32be(i) || uint64be(n)).
 	nonces := challenge.Solve(c.Seed, c.Bits, c.Puzzles)
@@ -162,6 +182,63 @@ func TestWireFormat(t *testing.T) {
 		if len(msg) != 28 || bits.LeadingZeros32(binary.BigEndian.Uint32(h[:])) < int(c.Bits) {
 			t.Fatalf("nonce %d of puzzle %d: hash %x", n, i, h)
 		}
+	}
+}
+
+// TestScoreSealed: nothing in a token tells its score. Two groups of
+// tokens, alike but for a score of 0 and of 100, have the same length,
+// and no byte position holds one value in every token of a group and
+// another in every token of the other; the token's clear part (version
+// and id) is the same for a given id whatever the score.
+func TestScoreSealed(t *testing.T) {
+	pow := newPoW(t)
+	const n = 64
+	var groups [2][][]byte
+	for g, score := range []uint8{0, 100} {
+		for range n {
+			p := params()
+			p.Score = score
+			token, c, err := pow.Issue(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Score != score {
+				t.Fatalf("Issue kept score %d, want %d", c.Score, score)
+			}
+			raw, _ := base64.RawURLEncoding.DecodeString(token)
+			groups[g] = append(groups[g], raw)
+		}
+	}
+	if len(groups[0][0]) != len(groups[1][0]) {
+		t.Fatalf("a token of score 0 is %d bytes, of score 100 %d", len(groups[0][0]), len(groups[1][0]))
+	}
+	constant := func(g [][]byte, i int) (byte, bool) {
+		for _, b := range g[1:] {
+			if b[i] != g[0][i] {
+				return 0, false
+			}
+		}
+		return g[0][i], true
+	}
+	for i := range groups[0][0] {
+		a, okA := constant(groups[0], i)
+		b, okB := constant(groups[1], i)
+		if okA && okB && a != b {
+			t.Fatalf("byte %d is %#x in every token of score 0 and %#x in every one of score 100", i, a, b)
+		}
+	}
+	// The same challenge sealed with scores 0 and 100: the clear part is
+	// the same, the rest differs all over.
+	_, c, _ := issue(t, pow, params())
+	c.Score = 0
+	t0, _ := base64.RawURLEncoding.DecodeString(pow.Encode(c))
+	c.Score = 100
+	t100, _ := base64.RawURLEncoding.DecodeString(pow.Encode(c))
+	if !bytes.Equal(t0[:17], t100[:17]) {
+		t.Fatal("the clear part of a token depends on the score")
+	}
+	if bytes.Equal(t0[len(t0)-16:], t100[len(t100)-16:]) {
+		t.Fatal("the seed does not depend on the sealed fields")
 	}
 }
 
@@ -211,8 +288,9 @@ func TestIssueDefaultsNowAndRandomID(t *testing.T) {
 	}
 }
 
-// TestTamperedFields flips one byte in every field: the MAC refuses each
-// (the version byte and the event's length change the structure instead).
+// TestTamperedFields flips one byte anywhere in a token: the version
+// byte makes it malformed, every other byte (the id in the clear, the
+// sealed fields, the tag) makes it fail to open.
 func TestTamperedFields(t *testing.T) {
 	pow := newPoW(t)
 	p := params()
@@ -221,41 +299,28 @@ func TestTamperedFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	el := len(p.Event)
-	for _, tc := range []struct {
-		field string
-		at    int
-		want  error
-	}{
-		{"version", 0, challenge.ErrMalformed},
-		{"event length", 1, challenge.ErrMalformed},
-		{"event", 2, challenge.ErrForged},
-		{"event last byte", 2 + el - 1, challenge.ErrForged},
-		{"binding", 2 + el, challenge.ErrForged},
-		{"issued_at", 2 + el + 16 + 7, challenge.ErrForged},
-		{"expires_at", 2 + el + 24 + 7, challenge.ErrForged},
-		{"expires_at high byte", 2 + el + 24, challenge.ErrForged},
-		{"bits", 2 + el + 32, challenge.ErrForged},
-		{"puzzles", 2 + el + 33, challenge.ErrForged},
-		{"score", 2 + el + 34, challenge.ErrForged},
-		{"id", 2 + el + 35, challenge.ErrForged},
-		{"id last byte", 2 + el + 50, challenge.ErrForged},
-		{"mac", 2 + el + 51, challenge.ErrForged},
-		{"mac last byte", len(raw) - 1, challenge.ErrForged},
-	} {
+	for at := range raw {
+		want := challenge.ErrForged
+		if at == 0 {
+			want = challenge.ErrMalformed
+		}
 		for _, flip := range []byte{0x01, 0x80, 0xff} {
-			t.Run(tc.field, func(t *testing.T) {
-				b := bytes.Clone(raw)
-				b[tc.at] ^= flip
-				tampered := base64.RawURLEncoding.EncodeToString(b)
-				c, err := pow.Verify(tampered, nonces, p.Event, p.Binding, p.Now)
-				if !errors.Is(err, tc.want) {
-					t.Fatalf("byte %d ^ %#x: Verify = %v, want %v", tc.at, flip, err, tc.want)
-				}
-				if c != (challenge.Challenge{}) {
-					t.Fatalf("a refused token gave a challenge: %+v", c)
-				}
-			})
+			b := bytes.Clone(raw)
+			b[at] ^= flip
+			c, err := pow.Verify(base64.RawURLEncoding.EncodeToString(b), nonces, p.Event, p.Binding, p.Now)
+			if !errors.Is(err, want) {
+				t.Fatalf("byte %d ^ %#x: Verify = %v, want %v", at, flip, err, want)
+			}
+			if c != (challenge.Challenge{}) {
+				t.Fatalf("a refused token gave a challenge: %+v", c)
+			}
+		}
+	}
+	// A byte more or less is another event length to the decoder: the
+	// token fails to open.
+	for name, b := range map[string][]byte{"a byte more": append(bytes.Clone(raw), 0), "a byte less": raw[:len(raw)-1]} {
+		if _, err := pow.Verify(base64.RawURLEncoding.EncodeToString(b), nonces, p.Event, p.Binding, p.Now); !errors.Is(err, challenge.ErrForged) {
+			t.Fatalf("%s: Verify = %v, want ErrForged", name, err)
 		}
 	}
 	t.Run("other key", func(t *testing.T) {
@@ -272,24 +337,18 @@ func TestTamperedFields(t *testing.T) {
 func TestMalformedTokens(t *testing.T) {
 	pow := newPoW(t)
 	p := params()
-	// 98 bytes: the base64 ends with a partial group (unused bits, padding).
 	p.Event = "summer-fest-2"
-	token, _, nonces := issue(t, pow, p)
+	token, c, nonces := issue(t, pow, p)
 	raw, _ := base64.RawURLEncoding.DecodeString(token)
 	enc := base64.RawURLEncoding.EncodeToString
-	// signed re-signs raw bytes with the right key and domain, so that
-	// only the structure is wrong.
-	signed := func(b []byte) string {
-		m := hmac.New(sha256.New, testKey)
-		m.Write([]byte("waitroom/pow/v1\x00"))
-		m.Write(b)
-		return enc(m.Sum(b))
-	}
-	body := raw[:len(raw)-32]
+	plain := plaintext(p, c)
+	// sealed seals a plaintext with the right key, so that only the
+	// structure inside is wrong.
+	sealed := func(b []byte) string { return enc(sealToken(t, c.ID, b)) }
 	withField := func(off int, v byte) string {
-		b := bytes.Clone(body)
-		b[2+len(p.Event)+off] = v
-		return signed(b)
+		b := bytes.Clone(plain)
+		b[1+len(p.Event)+off] = v
+		return sealed(b)
 	}
 	for _, tc := range []struct {
 		name, token string
@@ -297,11 +356,8 @@ func TestMalformedTokens(t *testing.T) {
 		{"empty", ""},
 		{"one char", "A"},
 		{"truncated by one char", token[:len(token)-1]},
-		{"truncated by one byte", enc(raw[:len(raw)-1])},
-		{"truncated to the MAC", enc(raw[:len(raw)-32])},
+		{"truncated to the clear part", enc(raw[:17])},
 		{"half", token[:len(token)/2]},
-		{"extended by a byte", enc(append(bytes.Clone(raw), 0))},
-		{"extended by a char", token + "A"},
 		{"padded", base64.URLEncoding.EncodeToString(raw)},
 		{"standard alphabet", base64.StdEncoding.EncodeToString(raw)},
 		{"newline inside", token[:10] + "\n" + token[10:]},
@@ -309,8 +365,11 @@ func TestMalformedTokens(t *testing.T) {
 		{"space", token[:10] + " " + token[11:]},
 		{"non-canonical last char", nonCanonical(token)},
 		{"too long", strings.Repeat("A", 400)},
-		{"version 2", signed(append([]byte{2}, body[1:]...))},
-		{"event length 0", signed(append([]byte{1, 0}, body[2+len(p.Event):]...))},
+		{"version 1", enc(append([]byte{1}, raw[1:]...))},
+		{"event length 0", sealed(append([]byte{0}, plain[1+len(p.Event):]...))},
+		{"event length longer than the event", sealed(append([]byte{byte(len(p.Event) + 1)}, plain[1:]...))},
+		{"one byte more", sealed(append(bytes.Clone(plain), 0))},
+		{"one byte less", sealed(plain[:len(plain)-1])},
 		{"bits 0", withField(32, 0)},
 		{"bits 33", withField(32, 33)},
 		{"puzzles 0", withField(33, 0)},
@@ -318,10 +377,10 @@ func TestMalformedTokens(t *testing.T) {
 		{"score 101", withField(34, 101)},
 		{"expires before issued", withField(24, 0x80)},
 		{"expires at issued", func() string {
-			b := bytes.Clone(body)
-			f := b[2+len(p.Event):]
+			b := bytes.Clone(plain)
+			f := b[1+len(p.Event):]
 			copy(f[24:32], f[16:24])
-			return signed(b)
+			return sealed(b)
 		}()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,7 +3,7 @@
 // sets it beside its floor in the same run:
 //
 //   - verify: challenge.PoW.Verify of a good solution: base64url decode,
-//     HMAC-SHA256 over the token (key states precomputed, HMACs pooled),
+//     AES-256-GCM opening of the token's sealed part (buffers pooled),
 //     K SHA-256 hashes of 28 bytes, checks; K = 8, 16 and 32. Its cost
 //     does not depend on bits, so the challenges use bits 1 and take no
 //     time to prepare. 1,024 tokens are verified in turn.
@@ -13,8 +13,8 @@
 //     check. Ids refused as bloom false positives are counted.
 //   - floor: the competitor, a bare loop of the same work with nothing
 //     around it: K sha256.Sum256 calls on 28-byte messages and one
-//     HMAC-SHA256 (one keyed hmac.Hash, Reset each time) of a token's
-//     length. verify/floor is what decoding, checking and pooling cost.
+//     AES-256-GCM Open (one cipher.AEAD) of a token's sealed part.
+//     verify/floor is what decoding, checking and pooling cost.
 //
 // The process runs with GOMAXPROCS=1 and its main goroutine locked to its
 // thread, so every figure is one core's. Each contender runs -duration per

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -240,26 +242,38 @@ func verifyRedeem(k int) *contender {
 	return c
 }
 
-// floor is the hashing alone: K Sum256 of 28 bytes and one HMAC of a
-// token's length.
+// floor is the cryptography alone: K Sum256 of 28 bytes and one
+// AES-256-GCM opening of a token's sealed part, as challenge.PoW derives
+// its key and lays out the token.
 func floor(k int) *contender {
-	mac := hmac.New(sha256.New, key)
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("waitroom/pow/v2 aes-256-gcm"))
+	block, err := aes.NewCipher(m.Sum(nil))
+	if err != nil {
+		log.Fatal(err)
+	}
+	gcm, err := cipher.NewGCM(block)
+	if err != nil {
+		log.Fatal(err)
+	}
 	pow := newPoW(memstore.New(memstore.Options{Window: ttl}))
 	raw, err := base64.RawURLEncoding.DecodeString(tokens(pow, k, 1)[0].token)
 	if err != nil {
 		log.Fatal(err)
 	}
-	signed := append([]byte("waitroom/pow/v1\x00"), raw[:len(raw)-sha256.Size]...)
-	var sum [sha256.Size]byte
+	ad := append([]byte("waitroom/pow/v2\x00"), raw[:17]...)
+	plain := make([]byte, 0, len(raw))
 	var msg [28]byte
 	return &contender{name: fmt.Sprintf("K=%d floor", k), k: k, run: func(n int) {
 		// sink keeps the hashes from being optimised away.
 		var sink byte
 		for j := range n {
-			mac.Reset()
-			mac.Write(signed)
-			mac.Sum(sum[:0])
-			copy(msg[:16], sum[:16])
+			pt, err := gcm.Open(plain[:0], raw[1:13], raw[17:], ad)
+			if err != nil {
+				log.Fatal(err)
+			}
+			sink ^= pt[0]
+			copy(msg[:16], raw[len(raw)-16:])
 			binary.BigEndian.PutUint64(msg[20:], uint64(j))
 			for i := range k {
 				binary.BigEndian.PutUint32(msg[16:20], uint32(i))
