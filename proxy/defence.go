@@ -40,6 +40,10 @@ type Defence struct {
 	// ScoreTimeout bounds one scoring (the external scorer's time
 	// included); 0 means DefaultScoreTimeout.
 	ScoreTimeout time.Duration
+	// SuspectMemory is how long an address's highest score is carried
+	// over to its later requests (see suspects); 0 means
+	// DefaultSuspectMemory.
+	SuspectMemory time.Duration
 }
 
 // Defaults of Defence.
@@ -92,7 +96,7 @@ func newDefenceMetrics(reg prometheus.Registerer) (*defenceMetrics, error) {
 			Help: "Risk decisions by event, the action the score called for, and the action applied (they differ in dry_run)."},
 			[]string{"event", "action", "applied"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_challenge_refusals_total",
-			Help: "Joins refused by the bot defence, by reason (blocked, no_challenge, invalid, expired, replayed, captcha_failed, captcha_unavailable)."},
+			Help: "Joins refused by the bot defence, by reason (blocked, no_challenge, invalid, binding, short, expired, replayed, captcha_failed, captcha_unavailable)."},
 			[]string{"event", "reason"}),
 		reasons: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_risk_reasons_total",
 			Help: "Risk findings by signal reason, counted at every scoring."}, []string{"reason"}),
@@ -138,16 +142,25 @@ func rawConn(c net.Conn) net.Conn {
 	return c
 }
 
-// challengeBinding is what a challenge is bound to: the User-Agent and the
-// client's /24 or /48, whatever the pass binding is configured to, so a
-// solved challenge cannot be handed to another device.
-func challengeBinding(userAgent []byte, ip netip.Addr) [16]byte {
+// challengeBinding is what a challenge is bound to: everything it was
+// scored on that a client decides for itself — the User-Agent, the
+// header fingerprint (challenge.HeaderFingerprint), the JA4 of its TLS
+// and its exact address (an IPv6 address's /64, where privacy addresses
+// rotate) — so that a challenge fetched by one client (a real browser)
+// cannot be redeemed by another (a script), and one scored with innocent
+// headers cannot be joined with others.
+func challengeBinding(r *challenge.Request) [16]byte {
 	h := sha256.New()
-	h.Write([]byte("waitroom/challenge-binding\x00"))
-	h.Write(userAgent)
+	h.Write([]byte("waitroom/challenge-binding/v2\x00"))
+	ua, _ := r.Get("User-Agent")
+	h.Write([]byte(ua))
 	h.Write([]byte{0})
-	if ip.IsValid() {
-		_, a := network(ip)
+	h.Write([]byte(challenge.HeaderFingerprint(r.Headers)))
+	h.Write([]byte{0})
+	h.Write([]byte(r.JA4))
+	h.Write([]byte{0})
+	if r.IP.IsValid() {
+		a := clientAddr(r.IP).As16()
 		h.Write(a[:])
 	}
 	var out [16]byte
@@ -188,26 +201,54 @@ func wireHeaders(raw []byte) []challenge.Header {
 	return hs
 }
 
-// decide scores the request and picks the event's action.
-func (p *Proxy) decide(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, now time.Time) (challenge.Decision, int) {
-	d := p.opts.Defence
+// decide scores the request and picks the event's action; it returns
+// the request it scored, to bind a challenge to.
+func (p *Proxy) decide(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, now time.Time) (challenge.Decision, int, *challenge.Request) {
 	r := p.riskRequest(ctx, ev, ip, now)
+	dec, score := p.assess(ev, r)
+	return dec, score, r
+}
+
+// assess scores r, raises the score towards what its client scored
+// lately (see suspects and carryCeiling), and picks the event's action.
+func (p *Proxy) assess(ev *event, r *challenge.Request) (challenge.Decision, int) {
+	d := p.opts.Defence
 	sctx, cancel := context.WithTimeout(p.base, d.ScoreTimeout)
 	res := d.Scorer.Score(sctx, r)
 	cancel()
 	for _, rs := range res.Reasons {
 		p.dm.reasons.WithLabelValues(rs.Reason).Inc()
 	}
-	dec := ev.Challenge.Policy.Decide(res.Score)
+	remembered := p.suspects.raise(r.IP, r.JA4, res.Score, r.Now)
+	score := max(res.Score, min(remembered, carryCeiling(ev.Challenge.Policy.Bands)))
+	dec := ev.Challenge.Policy.Decide(score)
 	p.dm.decisions.WithLabelValues(ev.ID, string(dec.Would), string(dec.Apply)).Inc()
 	if dec.Would != dec.Apply {
-		p.log.Info("proxy: bot defence dry run", "event", ev.ID, "ip", ip, "score", res.Score,
+		p.log.Info("proxy: bot defence dry run", "event", ev.ID, "ip", r.IP, "score", score, "join", r.Join,
 			"would", dec.Would, "applied", dec.Apply, "reasons", reasonList(res.Reasons))
 	} else if dec.Apply != challenge.ActionLightPoW {
-		p.log.Debug("proxy: bot defence", "event", ev.ID, "ip", ip, "score", res.Score,
+		p.log.Debug("proxy: bot defence", "event", ev.ID, "ip", r.IP, "score", score, "join", r.Join,
 			"action", dec.Apply, "reasons", reasonList(res.Reasons))
 	}
-	return dec, res.Score
+	return dec, score
+}
+
+// work is the proof of work the event asks for action.
+func (ch *EventChallenge) work(a challenge.Action) Work {
+	switch a {
+	case challenge.ActionLightPoW:
+		return ch.Light
+	case challenge.ActionCaptcha:
+		if ch.Captcha != nil {
+			return ch.Light // the CAPTCHA is the cost (see challengeFor)
+		}
+	}
+	return ch.Heavy
+}
+
+// covers reports whether challenge c asked at least the work w.
+func (w Work) coveredBy(c challenge.Challenge) bool {
+	return uint64(c.Puzzles)<<c.Bits >= uint64(w.Puzzles)<<w.Bits
 }
 
 // reasonList logs reasons as signal:reason=points, formatted only when the
@@ -233,8 +274,8 @@ func (p *Proxy) challengeFor(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr)
 		return
 	}
 	now := p.clock()
-	dec, score := p.decide(ctx, ev, ip, now)
-	work := ev.Challenge.Light
+	dec, score, r := p.decide(ctx, ev, ip, now)
+	work := ev.Challenge.work(dec.Apply)
 	switch dec.Apply {
 	case challenge.ActionBlock:
 		p.dm.refusals.WithLabelValues(ev.ID, "blocked").Inc()
@@ -248,14 +289,12 @@ func (p *Proxy) challengeFor(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr)
 			writeJSON(ctx, b)
 			return
 		}
-		work = ev.Challenge.Heavy
-	case challenge.ActionHeavyPoW, challenge.ActionShadow:
-		// A shadowed visitor is not told: they get the heavy work, and
+		// No provider: the heavy work (ev.Challenge.work). A shadowed
+		// visitor is not told either: they get the heavy work, and
 		// their join succeeds into a place that is never admitted.
-		work = ev.Challenge.Heavy
 	}
 	token, c, err := p.opts.Defence.PoW.Issue(challenge.IssueParams{Event: ev.ID,
-		Binding: challengeBinding(ctx.Request.Header.UserAgent(), ip), Bits: work.Bits, Puzzles: work.Puzzles,
+		Binding: challengeBinding(r), Bits: work.Bits, Puzzles: work.Puzzles,
 		Score: uint8(min(max(score, 0), 100)), TTL: p.opts.Defence.TTL, Now: now})
 	if err != nil {
 		p.log.Error("proxy: issuing a challenge failed", "event", ev.ID, "err", err)
@@ -323,6 +362,15 @@ func (s *powSolution) field(d *jsonstrict.Reader, name []byte) (err error) {
 // admitJoin runs the bot defence on a join: it verifies the solution the
 // join carries and says whether the visitor joins the real queue (true),
 // the shadow queue (shadow), or is refused (ok false, response written).
+//
+// The join is scored again, with what only a join carries (the page's
+// client signals), and the higher of that score and the challenge's
+// decides: a client cannot fetch its challenge looking like a browser and
+// join looking like a script. The solution must come from the very client
+// the challenge was issued to (challengeBinding), and must be at least the
+// work the join's score asks; short of it, the client is told to fetch a
+// new challenge (challenge_invalid), which asks the work its score calls
+// for, without saying why.
 func (p *Proxy) admitJoin(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, req *joinRequest, now time.Time) (shadow, ok bool) {
 	ch := ev.Challenge
 	refuse := func(status int, reason string, e *apiError) (bool, bool) {
@@ -330,20 +378,24 @@ func (p *Proxy) admitJoin(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, re
 		writeError(ctx, status, e)
 		return false, false
 	}
+	r := p.riskRequest(ctx, ev, ip, now)
+	r.Join = true
 	switch sol := req.PoW; {
 	case sol != nil:
 		if sol.Token == "" {
 			return refuse(fasthttp.StatusBadRequest, "invalid", errChallengeInvalid)
 		}
-		c, err := p.opts.Defence.PoW.Verify(sol.Token, sol.Nonces, ev.ID,
-			challengeBinding(ctx.Request.Header.UserAgent(), ip), now)
+		c, err := p.opts.Defence.PoW.Verify(sol.Token, sol.Nonces, ev.ID, challengeBinding(r), now)
 		switch {
 		case errors.Is(err, challenge.ErrExpired):
 			return refuse(fasthttp.StatusForbidden, "expired", errChallengeExpired)
+		case errors.Is(err, challenge.ErrWrongBinding):
+			return refuse(fasthttp.StatusForbidden, "binding", errChallengeInvalid)
 		case err != nil:
 			return refuse(fasthttp.StatusForbidden, "invalid", errChallengeInvalid)
 		}
-		dec := ch.Policy.Decide(int(c.Score))
+		_, score := p.assess(ev, r)
+		dec := ch.Policy.Decide(max(score, int(c.Score)))
 		switch dec.Apply {
 		case challenge.ActionBlock:
 			return refuse(fasthttp.StatusForbidden, "blocked", errBlocked)
@@ -351,6 +403,9 @@ func (p *Proxy) admitJoin(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, re
 			if ch.Captcha != nil && !p.captchaPassed(ctx, ev, ip, req.Captcha, refuse) {
 				return false, false
 			}
+		}
+		if !ch.work(dec.Apply).coveredBy(c) {
+			return refuse(fasthttp.StatusForbidden, "short", errChallengeInvalid)
 		}
 		if err := p.opts.Defence.PoW.Redeem(p.base, c); err != nil {
 			if errors.Is(err, challenge.ErrReplayed) {
@@ -365,7 +420,7 @@ func (p *Proxy) admitJoin(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, re
 	case req.Captcha != "" && ch.Captcha != nil:
 		// The CAPTCHA-only path: the captcha band, or (when configured)
 		// visitors without JavaScript. The score is taken now.
-		dec, _ := p.decide(ctx, ev, ip, now)
+		dec, _ := p.assess(ev, r)
 		switch {
 		case dec.Apply == challenge.ActionBlock:
 			return refuse(fasthttp.StatusForbidden, "blocked", errBlocked)

@@ -79,6 +79,8 @@ type Proxy struct {
 	m    *metrics
 	dm   *defenceMetrics
 	nm   *noJSMetrics
+	// suspects remembers addresses' scores (nil without a bot defence).
+	suspects *suspects
 
 	// audits keeps encoded pages of drawn tranches' audits.
 	audits *auditCache
@@ -224,6 +226,7 @@ func New(opts Options) (*Proxy, error) {
 		if d.PoW == nil || d.Scorer == nil || !opts.Engine.CanShadow() {
 			return nil, errors.New("proxy: the bot defence needs a PoW, a scorer and an engine with a shadow key")
 		}
+		p.suspects = newSuspects(DefaultSuspects, d.SuspectMemory)
 		if d.TTL <= 0 {
 			d.TTL = DefaultChallengeTTL
 		}

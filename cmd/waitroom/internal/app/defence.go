@@ -73,7 +73,8 @@ func (w *Waitroom) defence(ctx context.Context) (*defence, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bot_defence.signals: %w", err)
 	}
-	pd := &proxy.Defence{PoW: pow, Scorer: scorer, TTL: d.ChallengeTTL.Std(), JA4Header: d.JA4Header}
+	pd := &proxy.Defence{PoW: pow, Scorer: scorer, TTL: d.ChallengeTTL.Std(), JA4Header: d.JA4Header,
+		SuspectMemory: d.SuspectMemory.Std()}
 	if w.cfg.Serve.TLS.Listen != "" {
 		pd.Fingerprints = &proxy.Fingerprints{}
 		w.fingerprints = pd.Fingerprints

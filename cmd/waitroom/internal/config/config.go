@@ -204,8 +204,9 @@ func Default() *Config {
 		Origins:   []Origin{},
 		Routes:    []Route{},
 		BotDefence: BotDefence{
-			ChallengeTTL: Duration(DefaultChallengeTTL),
-			Captcha:      []NamedPlugin{},
+			ChallengeTTL:  Duration(DefaultChallengeTTL),
+			SuspectMemory: Duration(DefaultSuspectMemory),
+			Captcha:       []NamedPlugin{},
 		},
 		Sinks:  []Sink{},
 		Events: []Event{},

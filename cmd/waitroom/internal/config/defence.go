@@ -12,13 +12,20 @@ import (
 // key that signs proof-of-work challenges, the risk signals and their
 // weights, an external scorer, and the CAPTCHA providers events name.
 type BotDefence struct {
-	// Key that signs proof-of-work challenges (HMAC-SHA256), at least 32
+	// Key that seals proof-of-work challenges (AES-256-GCM under a key
+	// derived with HMAC-SHA256) and marks shadow visitors, at least 32
 	// bytes, the same on every replica; from the environment
 	// (${WAITROOM_CHALLENGE_SECRET}; waitroom keygen -secret makes one).
 	// Required when an event's challenge is on or dry_run.
 	Secret string `yaml:"secret"`
 	// How long a visitor has to solve a challenge and join with it.
 	ChallengeTTL Duration `yaml:"challenge_ttl"`
+	// How long a client's highest score (its address, an IPv6 address's
+	// /64, with its TLS fingerprint) raises the work of its later
+	// challenges, up to the heavy work: a client probing which headers
+	// score low learns nothing after its first suspicious try. Kept per
+	// replica.
+	SuspectMemory Duration `yaml:"suspect_memory"`
 	// Request header that carries the client's JA4 TLS fingerprint, set by
 	// a front proxy that terminates TLS; believed only from
 	// serve.trusted_proxies. Empty: JA4 is known only when waitroom
@@ -140,14 +147,15 @@ type Work struct {
 
 // Defaults of bot_defence and events[].challenge.
 const (
-	DefaultChallengeTTL = 2 * time.Minute
-	DefaultBandHeavyPoW = 30
-	DefaultBandCaptcha  = 60
-	DefaultBandShadow   = 80
-	DefaultBandBlock    = 95
-	DefaultLightBits    = challenge.DefaultLightBits
-	DefaultHeavyBits    = challenge.DefaultHeavyBits
-	DefaultPuzzles      = challenge.DefaultPuzzles
+	DefaultChallengeTTL  = 2 * time.Minute
+	DefaultSuspectMemory = 10 * time.Minute
+	DefaultBandHeavyPoW  = 30
+	DefaultBandCaptcha   = 60
+	DefaultBandShadow    = 80
+	DefaultBandBlock     = 95
+	DefaultLightBits     = challenge.DefaultLightBits
+	DefaultHeavyBits     = challenge.DefaultHeavyBits
+	DefaultPuzzles       = challenge.DefaultPuzzles
 )
 
 // ChallengesOn reports whether an event's challenge is on or dry_run: the

@@ -25,6 +25,7 @@ func (v *validator) defence(p string, d *BotDefence, c *Config) {
 		}
 	}
 	v.positive(p+".challenge_ttl", d.ChallengeTTL)
+	v.positive(p+".suspect_memory", d.SuspectMemory)
 	if d.JA4Header != "" {
 		v.headerName(p+".ja4_header", d.JA4Header)
 	}

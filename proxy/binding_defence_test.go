@@ -1,0 +1,174 @@
+package proxy
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/waitroom/waitroom/challenge"
+	"github.com/waitroom/waitroom/proxy/httpguard"
+)
+
+// The JA4 fingerprints the tests' clients claim through the trusted
+// front proxy's header.
+const (
+	ja4Browser = "t13d1516h2_8daaf6152771_02713d6af862"
+	ja4Script  = "t13d1311h1_e8f1e7e78f70_6bebaf5329ac"
+)
+
+// withFrontProxy trusts loopback as a front proxy that tells the client's
+// address (X-Forwarded-For) and JA4 (X-Ja4).
+func withFrontProxy(o *Options) {
+	o.Trusted = httpguard.NewTrusted([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")})
+	o.Defence.JA4Header = "X-Ja4"
+}
+
+// client is the headers of one client behind the front proxy.
+func client(addr, ja4 string, extra ...string) []string {
+	return append([]string{"X-Forwarded-For", addr, "X-Ja4", ja4}, extra...)
+}
+
+// without is headers less the header named name.
+func without(headers []string, name string) []string {
+	var out []string
+	for i := 0; i+1 < len(headers); i += 2 {
+		if !strings.EqualFold(headers[i], name) {
+			out = append(out, headers[i], headers[i+1])
+		}
+	}
+	return out
+}
+
+// TestChallengeBoundToWhatWasScored: a solved challenge is redeemed only
+// by the client it was issued to — same address (an IPv6 address's /64),
+// same JA4, same header fingerprint, same User-Agent — so a real browser
+// cannot fetch challenges for a script to join with.
+func TestChallengeBoundToWhatWasScored(t *testing.T) {
+	r := newRig(t, withDefence(t, challenge.Bands{HeavyPoW: 70}), withFrontProxy)
+	browser := newVisitor(t, chromeUA)
+	for _, tc := range []struct {
+		name         string
+		fetch, join  []string
+		ua           string
+		wantAccepted bool
+	}{
+		{"another address", client("203.0.113.7", ja4Browser, chromeHeaders...),
+			client("203.0.113.8", ja4Browser, chromeHeaders...), chromeUA, false},
+		{"another JA4", client("203.0.113.7", ja4Browser, chromeHeaders...),
+			client("203.0.113.7", ja4Script, chromeHeaders...), chromeUA, false},
+		{"another header set", client("203.0.113.7", ja4Browser, chromeHeaders...),
+			client("203.0.113.7", ja4Browser, without(chromeHeaders, "Accept-Language")...), chromeUA, false},
+		{"another client-hint brand list", client("203.0.113.7", ja4Browser, chromeHeaders...),
+			client("203.0.113.7", ja4Browser, append(without(chromeHeaders, "sec-ch-ua"), "sec-ch-ua", `"Chromium";v="131"`)...), chromeUA, false},
+		{"another User-Agent", client("203.0.113.7", ja4Browser, chromeHeaders...),
+			client("203.0.113.7", ja4Browser, chromeHeaders...), strings.Replace(chromeUA, "131.0.0.0", "131.0.0.1", 1), false},
+		{"another IPv6 network", client("2001:db8:1:2::7", ja4Browser, chromeHeaders...),
+			client("2001:db8:1:3::7", ja4Browser, chromeHeaders...), chromeUA, false},
+		{"the same IPv6 /64", client("2001:db8:1:2::7", ja4Browser, chromeHeaders...),
+			client("2001:db8:1:2::8", ja4Browser, chromeHeaders...), chromeUA, true},
+		{"the same client", client("203.0.113.7", ja4Browser, chromeHeaders...),
+			client("203.0.113.7", ja4Browser, chromeHeaders...), chromeUA, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, res := getChallenge(t, r, browser, "show", tc.fetch...)
+			if res.status != 200 || a.Action != "pow" {
+				t.Fatalf("challenge: %d %s", res.status, res.body)
+			}
+			joiner := newVisitor(t, tc.ua)
+			res = joiner.do(t, "POST", r.url+"/_wr/api/join", solve(t, a, "show"), tc.join...)
+			if tc.wantAccepted {
+				if res.status != 200 {
+					t.Fatalf("the same client's join: %d %s", res.status, res.body)
+				}
+				return
+			}
+			// Refused as any invalid solution is: the client is not told
+			// what did not match.
+			if res.status != 403 || !strings.Contains(res.body, `"challenge_invalid"`) ||
+				!strings.Contains(res.body, "the challenge solution is not valid") {
+				t.Fatalf("a join from another client: %d %s", res.status, res.body)
+			}
+		})
+	}
+	if n := counterValue(t, r.reg, "waitroom_challenge_refusals_total", map[string]string{"event": "show", "reason": "binding"}); n != 6 {
+		t.Fatalf("binding refusals counted %v, want 6", n)
+	}
+}
+
+// TestProbingLearnsNothing: a client that once scored high is asked at
+// least the heavy work for a while, whatever it sends next, so trying
+// header combinations one after the other does not find the cheap one;
+// clients with another address or another TLS stack are not touched; and
+// a light challenge fetched before the client gave itself away is no
+// longer enough to join with.
+func TestProbingLearnsNothing(t *testing.T) {
+	r := newRig(t, withDefence(t, challenge.Bands{HeavyPoW: 70, Captcha: 95}), withFrontProxy)
+	fan := newVisitor(t, chromeUA)
+	bot := newVisitor(t, "python-requests/2.32.3")
+	const light, heavy = 4, 6
+	bits := func(v *visitor, headers ...string) uint8 {
+		t.Helper()
+		a, res := getChallenge(t, r, v, "show", headers...)
+		if res.status != 200 || a.Action != "pow" {
+			t.Fatalf("challenge: %d %s", res.status, res.body)
+		}
+		if strings.Contains(res.body, "score") {
+			t.Fatalf("the challenge answer tells a score: %s", res.body)
+		}
+		return a.PoW.Bits
+	}
+	probe := client("198.51.100.9", ja4Script, chromeHeaders...)
+	early, _ := getChallenge(t, r, fan, "show", probe...)
+	if early.PoW.Bits != light {
+		t.Fatalf("a browser-like first request got %d bits, want the light %d", early.PoW.Bits, light)
+	}
+	// The script shows itself once...
+	if b := bits(bot, client("198.51.100.9", ja4Script)...); b != heavy {
+		t.Fatalf("a declared tool got %d bits, want the heavy %d", b, heavy)
+	}
+	// ...and every disguise it tries next from there gets the heavy work.
+	for _, h := range [][]string{probe, without(probe, "Accept-Language"), without(probe, "sec-ch-ua")} {
+		if b := bits(fan, h...); b != heavy {
+			t.Fatalf("a probe after a suspicious request got %d bits, want the heavy %d", b, heavy)
+		}
+	}
+	// Its light challenge from before no longer joins; a fresh one does.
+	res := fan.do(t, "POST", r.url+"/_wr/api/join", solve(t, early, "show"), probe...)
+	if res.status != 403 || !strings.Contains(res.body, `"challenge_invalid"`) {
+		t.Fatalf("a light solution from a client now suspect: %d %s", res.status, res.body)
+	}
+	if n := counterValue(t, r.reg, "waitroom_challenge_refusals_total", map[string]string{"event": "show", "reason": "short"}); n != 1 {
+		t.Fatalf("short refusals counted %v, want 1", n)
+	}
+	fresh, _ := getChallenge(t, r, fan, "show", probe...)
+	if res := fan.do(t, "POST", r.url+"/_wr/api/join", solve(t, fresh, "show"), probe...); res.status != 200 {
+		t.Fatalf("a fresh heavy solution: %d %s", res.status, res.body)
+	}
+	// Fans at the same address with a browser's TLS, or elsewhere with the
+	// same TLS, are not touched; nor is the memory more than the heavy
+	// work: it never asks a CAPTCHA or shadows by itself.
+	other := newVisitor(t, chromeUA)
+	if b := bits(other, client("198.51.100.9", ja4Browser, chromeHeaders...)...); b != light {
+		t.Fatalf("a browser behind the same address got %d bits, want the light %d", b, light)
+	}
+	if b := bits(other, client("198.51.100.10", ja4Script, chromeHeaders...)...); b != light {
+		t.Fatalf("another address got %d bits, want the light %d", b, light)
+	}
+}
+
+func TestCarryCeiling(t *testing.T) {
+	for _, tc := range []struct {
+		b    challenge.Bands
+		want int
+	}{
+		{challenge.DefaultBands(), challenge.DefaultCaptcha - 1},
+		{challenge.Bands{HeavyPoW: 30, Shadow: 80}, 79},
+		{challenge.Bands{HeavyPoW: 30}, 100},
+		{challenge.Bands{Captcha: 60, Block: 95}, 0},
+		{challenge.Bands{}, 0},
+	} {
+		if got := carryCeiling(tc.b); got != tc.want {
+			t.Errorf("carryCeiling(%+v) = %d, want %d", tc.b, got, tc.want)
+		}
+	}
+}
