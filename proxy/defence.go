@@ -205,13 +205,15 @@ func wireHeaders(raw []byte) []challenge.Header {
 // the request it scored, to bind a challenge to.
 func (p *Proxy) decide(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, now time.Time) (challenge.Decision, int, *challenge.Request) {
 	r := p.riskRequest(ctx, ev, ip, now)
-	dec, score := p.assess(ev, r)
+	dec, score := p.assess(ev, r, true)
 	return dec, score, r
 }
 
 // assess scores r, raises the score towards what its client scored
 // lately (see suspects and carryCeiling), and picks the event's action.
-func (p *Proxy) assess(ev *event, r *challenge.Request) (challenge.Decision, int) {
+// With count, the decision is counted in waitroom_challenge_decisions_total
+// (once per place: at the challenge, or at a CAPTCHA-only join).
+func (p *Proxy) assess(ev *event, r *challenge.Request, count bool) (challenge.Decision, int) {
 	d := p.opts.Defence
 	sctx, cancel := context.WithTimeout(p.base, d.ScoreTimeout)
 	res := d.Scorer.Score(sctx, r)
@@ -222,7 +224,9 @@ func (p *Proxy) assess(ev *event, r *challenge.Request) (challenge.Decision, int
 	remembered := p.suspects.raise(r.IP, r.JA4, res.Score, r.Now)
 	score := max(res.Score, min(remembered, carryCeiling(ev.Challenge.Policy.Bands)))
 	dec := ev.Challenge.Policy.Decide(score)
-	p.dm.decisions.WithLabelValues(ev.ID, string(dec.Would), string(dec.Apply)).Inc()
+	if count {
+		p.dm.decisions.WithLabelValues(ev.ID, string(dec.Would), string(dec.Apply)).Inc()
+	}
 	if dec.Would != dec.Apply {
 		p.log.Info("proxy: bot defence dry run", "event", ev.ID, "ip", r.IP, "score", score, "join", r.Join,
 			"would", dec.Would, "applied", dec.Apply, "reasons", reasonList(res.Reasons))
@@ -394,7 +398,7 @@ func (p *Proxy) admitJoin(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, re
 		case err != nil:
 			return refuse(fasthttp.StatusForbidden, "invalid", errChallengeInvalid)
 		}
-		_, score := p.assess(ev, r)
+		_, score := p.assess(ev, r, false)
 		dec := ch.Policy.Decide(max(score, int(c.Score)))
 		switch dec.Apply {
 		case challenge.ActionBlock:
@@ -420,7 +424,7 @@ func (p *Proxy) admitJoin(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, re
 	case req.Captcha != "" && ch.Captcha != nil:
 		// The CAPTCHA-only path: the captcha band, or (when configured)
 		// visitors without JavaScript. The score is taken now.
-		dec, _ := p.assess(ev, r)
+		dec, _ := p.assess(ev, r, true)
 		switch {
 		case dec.Apply == challenge.ActionBlock:
 			return refuse(fasthttp.StatusForbidden, "blocked", errBlocked)
