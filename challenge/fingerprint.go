@@ -56,3 +56,18 @@ var fingerprintHeaders = [...]string{
 	"sec-ch-ua", "sec-ch-ua-mobile", "sec-ch-ua-platform",
 	"sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest", "dnt", "priority",
 }
+
+// TLSStack is the part of a JA4 fingerprint that names the client's TLS
+// stack and stays the same on every connection it makes: the protocol,
+// TLS version, SNI flag, cipher count and ALPN of section a, and section
+// b, the hash of the cipher list. The extension count and section c are
+// left out, because a browser resuming a session on its next connection
+// sends the pre_shared_key extension (and, depending on the hello's
+// length, padding), which changes both. It returns "" for a string that
+// is not a JA4 fingerprint.
+func TLSStack(ja4 string) string {
+	if !ValidJA4(ja4) {
+		return ""
+	}
+	return ja4[:6] + ja4[8:10] + "_" + ja4[11:23]
+}

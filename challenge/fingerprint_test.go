@@ -35,3 +35,23 @@ func TestHeaderFingerprint(t *testing.T) {
 		t.Error("a missing header gives the same fingerprint")
 	}
 }
+
+func TestTLSStack(t *testing.T) {
+	// Chrome's fresh and resumed hellos (one more extension, another c).
+	fresh := challenge.TLSStack("t13d1516h2_8daaf6152771_02713d6af862")
+	resumed := challenge.TLSStack("t13d1517h2_8daaf6152771_b1ff8ab2d16f")
+	if fresh == "" || fresh != resumed {
+		t.Fatalf("a resumed session changes the stack: %q and %q", fresh, resumed)
+	}
+	if fresh != "t13d15h2_8daaf6152771" {
+		t.Fatalf("TLSStack = %q", fresh)
+	}
+	if go_ := challenge.TLSStack("t13d1311h1_e8f1e7e78f70_6bebaf5329ac"); go_ == fresh {
+		t.Fatal("another cipher list gives the same stack")
+	}
+	for _, bad := range []string{"", "t13d1516h2", "x13d1516h2_8daaf6152771_02713d6af862"} {
+		if s := challenge.TLSStack(bad); s != "" {
+			t.Errorf("TLSStack(%q) = %q, want empty", bad, s)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 // front proxy's header.
 const (
 	ja4Browser = "t13d1516h2_8daaf6152771_02713d6af862"
+	ja4Resumed = "t13d1517h2_8daaf6152771_b1ff8ab2d16f"
 	ja4Script  = "t13d1311h1_e8f1e7e78f70_6bebaf5329ac"
 )
 
@@ -54,8 +55,10 @@ func TestChallengeBoundToWhatWasScored(t *testing.T) {
 	}{
 		{"another address", client("203.0.113.7", ja4Browser, chromeHeaders...),
 			client("203.0.113.8", ja4Browser, chromeHeaders...), chromeUA, false},
-		{"another JA4", client("203.0.113.7", ja4Browser, chromeHeaders...),
+		{"another TLS stack", client("203.0.113.7", ja4Browser, chromeHeaders...),
 			client("203.0.113.7", ja4Script, chromeHeaders...), chromeUA, false},
+		{"the same TLS stack, a resumed session", client("203.0.113.7", ja4Browser, chromeHeaders...),
+			client("203.0.113.7", ja4Resumed, chromeHeaders...), chromeUA, true},
 		{"another header set", client("203.0.113.7", ja4Browser, chromeHeaders...),
 			client("203.0.113.7", ja4Browser, without(chromeHeaders, "Accept-Language")...), chromeUA, false},
 		{"another client-hint brand list", client("203.0.113.7", ja4Browser, chromeHeaders...),

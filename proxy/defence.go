@@ -144,8 +144,9 @@ func rawConn(c net.Conn) net.Conn {
 
 // challengeBinding is what a challenge is bound to: everything it was
 // scored on that a client decides for itself — the User-Agent, the
-// header fingerprint (challenge.HeaderFingerprint), the JA4 of its TLS
-// and its exact address (an IPv6 address's /64, where privacy addresses
+// header fingerprint (challenge.HeaderFingerprint), its TLS stack (the
+// part of its JA4 that a resumed session does not change,
+// challenge.TLSStack) and its exact address (an IPv6 address's /64, where privacy addresses
 // rotate) — so that a challenge fetched by one client (a real browser)
 // cannot be redeemed by another (a script), and one scored with innocent
 // headers cannot be joined with others.
@@ -157,7 +158,7 @@ func challengeBinding(r *challenge.Request) [16]byte {
 	h.Write([]byte{0})
 	h.Write([]byte(challenge.HeaderFingerprint(r.Headers)))
 	h.Write([]byte{0})
-	h.Write([]byte(r.JA4))
+	h.Write([]byte(challenge.TLSStack(r.JA4)))
 	h.Write([]byte{0})
 	if r.IP.IsValid() {
 		a := clientAddr(r.IP).As16()
@@ -221,7 +222,7 @@ func (p *Proxy) assess(ev *event, r *challenge.Request, count bool) (challenge.D
 	for _, rs := range res.Reasons {
 		p.dm.reasons.WithLabelValues(rs.Reason).Inc()
 	}
-	remembered := p.suspects.raise(r.IP, r.JA4, res.Score, r.Now)
+	remembered := p.suspects.raise(r.IP, challenge.TLSStack(r.JA4), res.Score, r.Now)
 	score := max(res.Score, min(remembered, carryCeiling(ev.Challenge.Policy.Bands)))
 	dec := ev.Challenge.Policy.Decide(score)
 	if count {

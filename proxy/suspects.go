@@ -17,7 +17,8 @@ import (
 // the work that try got.
 //
 // A client is its address (an IPv6 address's /64, one customer's network
-// where privacy addresses rotate) with the JA4 of its TLS: fans behind
+// where privacy addresses rotate) with its TLS stack (challenge.TLSStack
+// of its JA4, the same on every connection): fans behind
 // the same carrier-grade NAT as a scripted client have another TLS
 // fingerprint, so its record does not touch them; a fan's browser sharing
 // both with a suspect is the one who pays, and only the heavy work (see
@@ -31,8 +32,8 @@ type suspects struct {
 
 // suspectKey is what a score is remembered against.
 type suspectKey struct {
-	addr netip.Addr
-	ja4  string
+	addr  netip.Addr
+	stack string
 }
 
 type suspect struct {
@@ -75,12 +76,12 @@ func clientAddr(ip netip.Addr) netip.Addr {
 }
 
 // raise returns the larger of score and the score remembered for the
-// client (ip, ja4), and remembers that for the memory's span from now.
-func (s *suspects) raise(ip netip.Addr, ja4 string, score int, now time.Time) int {
+// client (ip, its TLS stack), and remembers that for the memory's span from now.
+func (s *suspects) raise(ip netip.Addr, stack string, score int, now time.Time) int {
 	if !ip.IsValid() {
 		return score
 	}
-	k := suspectKey{clientAddr(ip), ja4}
+	k := suspectKey{clientAddr(ip), stack}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if old, ok := s.lru.Get(k); ok {
