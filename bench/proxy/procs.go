@@ -16,6 +16,8 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/waitroom/waitroom/bench/internal/procstat"
+	"github.com/waitroom/waitroom/bench/internal/promtext"
 	"github.com/waitroom/waitroom/internal/testkit/freeport"
 )
 
@@ -226,122 +228,6 @@ func (w *waitroom) metrics(token string) string {
 	return string(body)
 }
 
-// metricValue returns the value of the first sample of name whose labels
-// include every "k=v" of labels, or 0 when there is none. It reads the
-// Prometheus text format.
-func metricValue(text, name string, labels ...string) float64 {
-	if v := metricSamples(text, name, labels); len(v) > 0 {
-		return v[0]
-	}
-	return 0
-}
-
-// metricSum is the sum of the samples metricValue would choose from.
-func metricSum(text, name string, labels ...string) float64 {
-	var sum float64
-	for _, v := range metricSamples(text, name, labels) {
-		sum += v
-	}
-	return sum
-}
-
-// metricSamples returns the values of the samples of name whose labels
-// include every "k=v" of labels.
-func metricSamples(text, name string, labels []string) []float64 {
-	var out []float64
-	for _, line := range strings.Split(text, "\n") {
-		rest, ok := strings.CutPrefix(line, name)
-		if !ok || (rest != "" && rest[0] != '{' && rest[0] != ' ') {
-			continue
-		}
-		sel, val := "", rest
-		if strings.HasPrefix(rest, "{") {
-			end := strings.LastIndexByte(rest, '}')
-			if end < 0 {
-				continue
-			}
-			sel, val = rest[1:end], rest[end+1:]
-		}
-		match := true
-		for _, l := range labels {
-			k, v, _ := strings.Cut(l, "=")
-			if !strings.Contains(","+sel+",", ","+k+`="`+v+`",`) {
-				match = false
-				break
-			}
-		}
-		if !match {
-			continue
-		}
-		if f, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// groupCPU is the user+system time the processes of group pgid have used
-// so far (from /proc; clock ticks are 1/100 s).
-func groupCPU(pgid int) time.Duration {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0
-	}
-	var ticks int64
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		f, ok := procStat(pid)
-		if !ok || f.pgrp != int64(pgid) {
-			continue
-		}
-		ticks += f.utime + f.stime
-	}
-	return time.Duration(ticks) * 10 * time.Millisecond
-}
-
-type statFields struct{ pgrp, utime, stime int64 }
-
-// procStat reads the process group and CPU times from /proc/PID/stat.
-func procStat(pid int) (statFields, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return statFields{}, false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return statFields{}, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	// After the command: state ppid pgrp session tty tpgid flags minflt
-	// cminflt majflt cmajflt utime stime ...
-	if len(f) < 13 {
-		return statFields{}, false
-	}
-	pgrp, _ := strconv.ParseInt(f[2], 10, 64)
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return statFields{pgrp: pgrp, utime: ut, stime: st}, true
-}
-
-// groupPIDs lists the processes of group pgid.
-func groupPIDs(pgid int) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if f, ok := procStat(pid); ok && f.pgrp == int64(pgid) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 // pinGroup moves every thread of every process of group pgid to cpu, for
 // processes started by helpers (nginx, Redis) that cannot be wrapped in
 // taskset; want is how many processes the group should have.
@@ -372,3 +258,11 @@ func mkdir(parent, name string) string {
 	}
 	return d
 }
+
+// Readings of /proc and /metrics, from bench/internal.
+var (
+	groupCPU    = procstat.GroupCPU
+	groupPIDs   = procstat.GroupPIDs
+	metricValue = promtext.Value
+	metricSum   = promtext.Sum
+)
