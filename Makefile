@@ -9,7 +9,7 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: deps
-deps: ## install test and benchmark dependencies (redis-server, redis-tools, nginx, caddy, chromium, wrk, curl, python3) when missing
+deps: ## install test and benchmark dependencies (redis-server, redis-tools, nginx, caddy, chromium, xvfb, wrk, curl, python3) when missing
 	@scripts/deps
 
 .PHONY: build
@@ -45,7 +45,7 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 100000x executions; a 
 	done
 
 .PHONY: bench
-bench: bench-inventory bench-proxy bench-challenge ## the side-by-side benchmarks below
+bench: bench-inventory bench-proxy bench-challenge bench-bots ## the side-by-side benchmarks below
 
 .PHONY: bench-inventory
 bench-inventory: deps build ## the sidecar vs redis-benchmark EVAL: holds/s, hot seats, memory; ratios and medians
@@ -62,6 +62,10 @@ bench-controller: deps build ## the admission controller vs fixed rates on a sho
 .PHONY: bench-challenge
 bench-challenge: ## proof-of-work verification per core vs raw SHA-256 (target 200,000/s); powcal: solve times in headless Chromium
 	$(GO) run ./bench/challenge
+
+.PHONY: bench-bots
+bench-bots: deps build ## what a queue place costs bots (curl, Python, Go, Chrome-copying Go, hybrids, headless Chromium) vs a fan's Chromium, example config over TLS
+	$(GO) run ./bench/bots -bin bin/waitroom $(BENCH_FLAGS)
 
 .PHONY: sim
 sim: ## the deterministic flash-sale simulation of the admission engine (report on stdout)

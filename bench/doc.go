@@ -5,8 +5,9 @@
 //	go run ./bench/inventory -bin bin/waitroom   (or: make bench-inventory)
 //	go run ./bench/proxy -bin bin/waitroom       (or: make bench-proxy)
 //	go run ./bench/controller -bin bin/waitroom  (or: make bench-controller)
+//	go run ./bench/bots -bin bin/waitroom        (or: make bench-bots)
 //
-// make bench runs the first two.
+// make bench runs the inventory, proxy, challenge and bots benchmarks.
 //
 // Micro-benchmarks of single functions live beside the code in
 // *_bench_test.go files instead.
