@@ -297,21 +297,35 @@ func (b *bench) printRound(round int, s strategy, rr roundResult, took time.Dura
 		fmt.Fprintf(b.out, "  round %d  %-15s error: %s\n", round, s.key, rr.err)
 		return
 	}
-	var ps []string
+	// Places that came to the same are printed once, with a count.
+	var keys []string
+	count := map[string]int{}
+	var cpus []string
 	for _, p := range rr.places {
 		t := p.action
 		if p.detail != "" {
 			t += " (" + p.detail + ")"
 		}
-		if p.cpu > 0 {
-			t += fmt.Sprintf(" %.2fs", p.cpu.Seconds())
-		}
 		if p.server != "" {
-			t += " [" + p.server + "]"
+			t += " [server: " + p.server + "]"
 		}
-		ps = append(ps, t)
+		if count[t] == 0 {
+			keys = append(keys, t)
+		}
+		count[t]++
+		if p.cpu > 0 {
+			cpus = append(cpus, fmt.Sprintf("%.2f", p.cpu.Seconds()))
+		}
 	}
-	fmt.Fprintf(b.out, "  round %d  %-15s cpu %6.2fs  %s  (%.0fs)\n", round, s.key, rr.cpu.Seconds(), strings.Join(ps, "; "), took.Seconds())
+	var ps []string
+	for _, k := range keys {
+		ps = append(ps, fmt.Sprintf("%d× %s", count[k], k))
+	}
+	visits := ""
+	if len(cpus) > 0 {
+		visits = " visits " + strings.Join(cpus, "/") + "s;"
+	}
+	fmt.Fprintf(b.out, "  round %d  %-15s cpu %6.2fs;%s %s  (%.0fs)\n", round, s.key, rr.cpu.Seconds(), visits, strings.Join(ps, "; "), took.Seconds())
 }
 
 func (b *bench) report(results []*result) {
