@@ -64,6 +64,7 @@ type bench struct {
 	rate       float64 // native hashes per CPU-second
 	display    string  // the fan's X display; "" headless
 	fanNote    string
+	noChromium string // why the Chromium strategies are skipped; "" when they run
 	out        io.Writer
 
 	// What Chromium sends, captured from a browser of the fan's kind.
@@ -87,9 +88,6 @@ func main() {
 	}
 	if _, err := os.Stat(*bin); err != nil {
 		cleanup.Fatalf("%s: %v (run `make build`)", *bin, err)
-	}
-	if err := browsertest.Check(); err != nil {
-		cleanup.Fatal(err)
 	}
 	x, err := readExample(*configPath)
 	if err != nil {
@@ -189,6 +187,11 @@ func (b *bench) setUp() {
 		b.rate/1e6, float64(b.x.lightPuzz)*math.Exp2(float64(b.x.lightBits))/b.rate,
 		float64(b.x.heavyPuzz)*math.Exp2(float64(b.x.heavyBits))/b.rate)
 
+	if err := browsertest.Check(); err != nil {
+		b.noChromium = err.Error()
+		fmt.Fprintf(b.out, "browser: none (%s): the fan, the hybrids, headless Chromium and go-chrome (which copies Chromium's headers) are skipped\n", b.noChromium)
+		return
+	}
 	if *useXvfb {
 		x, why := startXvfb()
 		if x != nil {

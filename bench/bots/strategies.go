@@ -269,7 +269,10 @@ func (b *bench) run() {
 		if len(want) > 0 && !want[s.key] && s.key != "fan" {
 			continue
 		}
-		if s.tool != "" && s.tool != "chromium" {
+		switch {
+		case (s.tool == "chromium" || s.key == "go-chrome") && b.noChromium != "":
+			r.skipped = b.noChromium
+		case s.tool != "" && s.tool != "chromium":
 			if _, err := exec.LookPath(s.tool); err != nil {
 				r.skipped = s.tool + " not found"
 			}
@@ -336,7 +339,7 @@ func (b *bench) report(results []*result) {
 		}
 	}
 	fanCPU := math.NaN()
-	if fan != nil {
+	if fan != nil && fan.skipped == "" {
 		fanCPU = fan.fanPerPlace()
 	}
 	tw := tabwriter.NewWriter(b.out, 2, 4, 2, ' ', 0)
@@ -358,8 +361,11 @@ func (b *bench) report(results []*result) {
 		cpu, priced := r.perPlace()
 		ratio := cpu / fanCPU
 		cpuS, ratioS := fmt.Sprintf("%.2f", cpu), fmt.Sprintf("%.1f×", ratio)
-		if math.IsInf(cpu, 1) {
+		switch {
+		case math.IsInf(cpu, 1):
 			cpuS, ratioS = "no place", "∞"
+		case math.IsNaN(fanCPU):
+			ratioS = "no fan"
 		}
 		if priced {
 			cpuS = "~" + cpuS + " (priced)"
