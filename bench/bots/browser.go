@@ -190,7 +190,6 @@ type apiSeen struct {
 	id     network.RequestID
 	url    string
 	status int
-	body   string
 }
 
 func (b *browser) newTab(apiPrefix string) (*tab, error) {

@@ -23,7 +23,6 @@ import (
 type connectProxy struct {
 	ln     net.Listener
 	local  string
-	wg     sync.WaitGroup
 	target string // the one host:port tunnels may go to
 }
 
