@@ -75,6 +75,19 @@ func (c *policy) with(extra CSPSources) string {
 	return b.String()
 }
 
+// wasmEval is the script-src source that lets a page compile WebAssembly
+// (and only that: eval and new Function stay refused). The room page
+// needs it for the proof-of-work solver's search in the page's main
+// thread; Workers have a policy of their own (the worker script is
+// served without one).
+const wasmEval = "'wasm-unsafe-eval'"
+
+// room is the room page's policy: wasmEval, then widget's sources.
+func (c *policy) room(widget CSPSources) string {
+	widget.Script = append([]string{wasmEval}, widget.Script...)
+	return c.with(widget)
+}
+
 // inlineBlocks returns the contents of page's inline <script> elements
 // that run (no src, a JavaScript type) and of its <style> elements. It
 // reports inline event handler attributes (on...=) and style attributes,

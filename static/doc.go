@@ -42,10 +42,12 @@
 //
 // CSP is a Content-Security-Policy for every page: it allows their inline
 // blocks by hash, same-origin resources and fetches, and the logos'
-// origins, and nothing else; the server sends it with each page. The one
-// exception is the room page of an event with a CAPTCHA: RoomCSP adds the
-// sources its provider documents for the widget (PageConfig.WidgetCSP),
-// and only for that event.
+// origins, and nothing else; the server sends it with each page. The
+// room page's differs (RoomCSP): it may compile WebAssembly
+// ('wasm-unsafe-eval', for the proof-of-work search when Workers are
+// refused; JavaScript eval stays refused), and for an event with a
+// CAPTCHA it adds the sources its provider documents for the widget
+// (PageConfig.WidgetCSP), only for that event.
 //
 // The script names no CAPTCHA provider: how it drives a widget (the global
 // object the provider's script defines, whether to wait for its ready(),

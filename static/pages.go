@@ -23,6 +23,10 @@ var webFS embed.FS
 // ContentTypeHTML is the Content-Type of every page.
 const ContentTypeHTML = "text/html; charset=utf-8"
 
+// contentTypeWasm is the Content-Type of the WebAssembly modules: the
+// one WebAssembly.instantiateStreaming insists on.
+const contentTypeWasm = "application/wasm"
+
 // BusyRetrySeconds is how long the busy page waits on average before it
 // retries by itself (between 0.6 and 1.4 times this, at random, so that
 // shed visitors do not come back in step). Send it as Retry-After with
@@ -292,6 +296,8 @@ func New(cfgs []PageConfig) (*Pages, error) {
 		b.cssName:        {body: b.css, contentType: "text/css; charset=utf-8"},
 		b.pow.solverName: {body: b.pow.solver, contentType: "text/javascript; charset=utf-8"},
 		b.pow.workerName: {body: b.pow.worker, contentType: "text/javascript; charset=utf-8"},
+		b.pow.simdName:   {body: b.pow.simd, contentType: contentTypeWasm},
+		b.pow.scalarName: {body: b.pow.scalar, contentType: contentTypeWasm},
 	}, pow: b.pow}
 	csp := newPolicy()
 	for i, r := range rs {
@@ -323,11 +329,12 @@ func New(cfgs []PageConfig) (*Pages, error) {
 	p.site = ev
 	// The hashes of every page are known only now.
 	p.csp = csp.String()
+	room := csp.room(CSPSources{})
 	for _, r := range rs {
 		ev := p.events[r.Event]
-		ev.csp = p.csp
+		ev.csp = room
 		if !r.WidgetCSP.empty() {
-			ev.csp = csp.with(r.WidgetCSP)
+			ev.csp = csp.room(r.WidgetCSP)
 		}
 	}
 	return p, nil
@@ -635,9 +642,11 @@ func (p *Pages) AssetNames() []string {
 func (p *Pages) CSP() string { return p.csp }
 
 // RoomCSP returns the Content-Security-Policy of event's room page: CSP
-// with the sources of the event's widget (PageConfig.WidgetCSP) added to
-// their directives, frame-src among them. It is CSP for an event without
-// a widget, or without a page. It does not allocate.
+// with 'wasm-unsafe-eval' added to script-src (the proof-of-work solver
+// compiles its WebAssembly in the page when it cannot start Workers; no
+// JavaScript eval is allowed) and the sources of the event's widget
+// (PageConfig.WidgetCSP) added to their directives, frame-src among
+// them. It is CSP for an event without a page. It does not allocate.
 func (p *Pages) RoomCSP(event string) string {
 	if ev := p.events[event]; ev != nil {
 		return ev.csp

@@ -355,12 +355,12 @@ func TestValidConfigsLeftUnchanged(t *testing.T) {
 func TestAssets(t *testing.T) {
 	p := mustNew(t, summer())
 	names := p.AssetNames()
-	if len(names) != 4 {
+	if len(names) != 6 {
 		t.Fatalf("assets %v", names)
 	}
 	for _, name := range names {
 		if strings.HasPrefix(name, "pow") {
-			continue // the proof-of-work scripts: see TestPowAssets
+			continue // the proof-of-work scripts and modules: see TestPowAssets
 		}
 		body, ct, ok := p.Asset([]byte(name))
 		if !ok || len(body) == 0 {

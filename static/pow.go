@@ -30,37 +30,49 @@ import (
 // Neither is inlined: a Worker needs a URL of its own, and pow.js is only
 // needed when the server asks for a proof of work.
 //
-// The worker's hash loop has SHA-256's rounds 7..63 written out with the
-// constants folded in; pow_gen_test.go writes them (go test ./static -run
-// TestPowWorkerRounds -update) and checks the script has them. go run
-// ./bench/powcal measures the solve times per difficulty in headless
-// Chromium, and the pure-JavaScript SHA-256 against WebCrypto's.
+// The worker hashes with WebAssembly when it can: web/pow-simd.wasm
+// (pow-simd.<hash>.wasm, 128-bit SIMD, four nonces per pass) or, where
+// the browser's WebAssembly has no SIMD, web/pow-scalar.wasm
+// (pow-scalar.<hash>.wasm), served as application/wasm; it finds them
+// next to its own URL. Without WebAssembly (or refused by a
+// Content-Security-Policy without 'wasm-unsafe-eval') it hashes in
+// JavaScript. pow_wasmgen_test.go writes both modules (go test ./static
+// -run TestPowWasm -update), and pow_gen_test.go the JavaScript hash
+// loop, SHA-256's rounds 7..63 written out with the constants folded in
+// (go test ./static -run TestPowWorkerRounds -update); both tests fail
+// when the committed files differ from what they write. go run
+// ./bench/powcal measures the engines' hash rates against a plain Go loop
+// and the solve times per difficulty in headless Chromium.
 
-// powScripts are the solver's two scripts, compacted, and their
-// content-hashed names.
+// powScripts are the solver's two scripts, compacted, its two
+// WebAssembly modules, and their content-hashed names.
 type powScripts struct {
-	solver, worker         []byte
-	solverName, workerName string
+	solver, worker, simd, scalar                 []byte
+	solverName, workerName, simdName, scalarName string
 }
 
-// loadPow names both scripts with one hash of the two (powHash), so that
-// a page never pairs a pow.js with a pow-worker.js of another version
-// (during a rolling deployment, say): they speak a message protocol of
-// their own. The shared hash also compresses away in the page's
-// configuration.
+// loadPow names the scripts and modules with one hash of the four
+// (powHash), so that a page never pairs a pow.js with a pow-worker.js or
+// a module of another version (during a rolling deployment, say): they
+// speak a message protocol and a memory layout of their own, and the
+// worker derives the modules' names from its own. The shared hash also
+// compresses away in the page's configuration.
 func loadPow(read func(name string) []byte) powScripts {
-	p := powScripts{solver: compactJS(read("pow.js")), worker: compactJS(read("pow-worker.js"))}
-	h := powHash(p.solver, p.worker)
+	p := powScripts{solver: compactJS(read("pow.js")), worker: compactJS(read("pow-worker.js")),
+		simd: read("pow-simd.wasm"), scalar: read("pow-scalar.wasm")}
+	h := powHash(p.solver, p.worker, p.simd, p.scalar)
 	p.solverName = "pow." + h + ".js"
 	p.workerName = "pow-worker." + h + ".js"
+	p.simdName = "pow-simd." + h + ".wasm"
+	p.scalarName = "pow-scalar." + h + ".wasm"
 	return p
 }
 
-// powHash is the first 16 hex digits of the SHA-256 of both scripts,
-// each preceded by its length.
-func powHash(solver, worker []byte) string {
+// powHash is the first 16 hex digits of the SHA-256 of files, each
+// preceded by its length.
+func powHash(files ...[]byte) string {
 	h := sha256.New()
-	for _, b := range [][]byte{solver, worker} {
+	for _, b := range files {
 		var n [8]byte
 		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
 		h.Write(n[:])
@@ -74,7 +86,16 @@ func powHash(solver, worker []byte) string {
 // pow-worker.<hash>.js with the same hash of both, to be requested as
 // Prefix/static/<name>. Room
 // pages have the same in their script configuration (ScriptConfig.PowJS,
-// PowWorker).
+// PowWorker). Asset also serves the worker's WebAssembly modules,
+// pow-simd.<hash>.wasm and pow-scalar.<hash>.wasm (see PowWasmAssets).
 func (p *Pages) PowAssets() (solver, worker string) {
 	return p.pow.solverName, p.pow.workerName
+}
+
+// PowWasmAssets returns the names under which Asset serves the worker's
+// WebAssembly modules (Content-Type application/wasm):
+// pow-simd.<hash>.wasm and pow-scalar.<hash>.wasm, with PowAssets' hash.
+// The worker requests them next to its own URL; nothing else needs them.
+func (p *Pages) PowWasmAssets() (simd, scalar string) {
+	return p.pow.simdName, p.pow.scalarName
 }

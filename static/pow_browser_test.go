@@ -19,9 +19,13 @@ import (
 	"github.com/waitroom/waitroom/static"
 )
 
-// powServer serves the solver's scripts from pages under /_wr/static/ and
-// a page that loads pow.js: /pow with pages' CSP, /pow-strict with a
-// policy that refuses workers.
+// powEvent is the event of the pages the solver's tests make.
+const powEvent = "pow"
+
+// powServer serves the solver's scripts and modules from pages under
+// /_wr/static/ and a page that loads pow.js: /pow with the room page's
+// CSP (powEvent's), /pow-nowasm with the other pages' (no WebAssembly),
+// /pow-strict with a policy that refuses workers and WebAssembly.
 func powServer(t *testing.T, pages *static.Pages) *httptest.Server {
 	solver, _ := pages.PowAssets()
 	page := `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>pow</title>` +
@@ -37,7 +41,8 @@ func powServer(t *testing.T, pages *static.Pages) *httptest.Server {
 		w.Write(body)
 	})
 	for path, csp := range map[string]string{
-		"/pow":        pages.CSP(),
+		"/pow":        pages.RoomCSP(powEvent),
+		"/pow-nowasm": pages.CSP(),
 		"/pow-strict": "default-src 'none'; script-src 'self'; worker-src 'none'",
 	} {
 		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
@@ -74,6 +79,7 @@ type powResult struct {
 	Message    string    `json:"message"`
 	Progress   []float64 `json:"progress"`
 	MainThread bool      `json:"main_thread"`
+	Engine     string    `json:"engine"` // onProgress's info.engine, the last time
 	Millis     float64   `json:"ms"`
 }
 
@@ -84,10 +90,11 @@ func solveIn(t *testing.T, ctx context.Context, c challenge, opts, before string
 	cj, _ := json.Marshal(c)
 	expr := `(function () {
 		` + before + `
-		var progress = [];
+		var progress = [], engine = "";
 		var t0 = performance.now();
 		function done(r) {
 			r.progress = progress;
+			r.engine = engine;
 			r.main_thread = !!window.waitroomPow;
 			r.ms = performance.now() - t0;
 			return r;
@@ -95,6 +102,7 @@ func solveIn(t *testing.T, ctx context.Context, c challenge, opts, before string
 		return waitroomSolve(` + string(cj) + `, function (f, info) {
 			if (typeof info.solved !== "number" || info.puzzles !== ` + string(mustJSON(c.Puzzles)) + `) throw new Error("bad info");
 			progress.push(f);
+			engine = info.engine;
 		}, ` + opts + `).then(function (nonces) {
 			return done({nonces: nonces});
 		}, function (err) {
@@ -106,6 +114,21 @@ func solveIn(t *testing.T, ctx context.Context, c challenge, opts, before string
 	r, err := chromedp.Run(tctx, chromedp.Evaluate[powResult](expr, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatalf("waitroomSolve: %v", err)
+	}
+	return r
+}
+
+// powEngines are the solver's engines, fastest first.
+var powEngines = []string{"simd", "scalar", "js"}
+
+// evalAwait evaluates expr in the tab and awaits the promise it returns.
+func evalAwait[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	r, err := chromedp.Run(tctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("evaluating %.200s: %v", expr, err)
 	}
 	return r
 }
@@ -194,7 +217,7 @@ func checkFirst(t *testing.T, c challenge, r powResult) {
 }
 
 func TestPowInChromium(t *testing.T) {
-	pages, err := static.New(nil)
+	pages, err := static.New([]static.PageConfig{{Event: powEvent}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,6 +239,9 @@ func TestPowInChromium(t *testing.T) {
 		checkSolved(t, c, r)
 		if r.MainThread {
 			t.Error("the search fell back to the main thread; the CSP or the worker failed")
+		}
+		if r.Engine != "simd" {
+			t.Errorf("the workers hashed with %q; want simd", r.Engine)
 		}
 	})
 
@@ -285,33 +311,184 @@ func TestPowInChromium(t *testing.T) {
 	t.Run("nonces across the halves", func(t *testing.T) {
 		// The search keeps a nonce in two 32-bit halves: start just below
 		// a carry into the high half, and near 2^53, where it must stop.
+		// Each engine, in the page's main thread; the WebAssembly ones
+		// search in batches that end at a carry, in lanes of four (simd)
+		// whose extra lanes past a batch's end must not count.
 		ctx := open(t, "/pow")
 		browsertest.Eval[bool](t, ctx, `window.Worker = undefined, true`)
 		load := solveIn(t, ctx, newChallenge(t, 0, 1, time.Minute), workerURL, "")
 		if !load.MainThread {
 			t.Fatal("pow-worker.js not loaded as a script")
 		}
-		seed := make([]byte, 16)
-		rand.Read(seed)
-		for _, start := range []uint64{1<<32 - 40, 3<<32 - 7, 1<<53 - 1<<32 - 9, 1<<52 + 1<<32 - 1} {
-			for _, i := range []uint32{0, 1<<32 - 1} {
-				got := browsertest.Eval[[]float64](t, ctx, `(function () {
-					var p = waitroomPow.puzzle(`+string(mustJSON(hex.EncodeToString(seed)))+`, `+string(mustJSON(i))+`, 7, `+string(mustJSON(start))+`);
-					var found = p.run(1 << 20);
-					return [found ? p.nonce : -1, p.hashes];
-				})()`)
-				want := firstNonceFrom(seed, i, 7, start)
-				if got[0] != float64(want) || got[1] != float64(want-start+1) {
-					t.Errorf("sub-puzzle %d from %d: nonce %v after %v hashes; want %d after %d", i, start, got[0], got[1], want, want-start+1)
+		for _, engine := range powEngines {
+			t.Run(engine, func(t *testing.T) {
+				if got := evalAwait[string](t, ctx, `waitroomPow.load(`+string(mustJSON(engine))+`)`); got != engine {
+					t.Fatalf("waitroomPow.load(%q) = %q", engine, got)
 				}
+				seed := make([]byte, 16)
+				rand.Read(seed)
+				for _, c := range []struct {
+					start uint64
+					bits  int
+					step  int // nonces per run call
+				}{
+					{1<<32 - 40, 7, 1 << 20}, {3<<32 - 7, 7, 1 << 20}, {1<<53 - 1<<32 - 9, 7, 1 << 20}, {1<<52 + 1<<32 - 1, 7, 1 << 20},
+					{0, 0, 1}, {5, 1, 1}, {1<<32 - 1, 2, 1 << 20}, {1<<32 - 2, 2, 1 << 20}, {1<<32 - 3, 3, 1 << 20},
+					{1<<32 - 5, 6, 3}, {12345, 9, 5}, {1<<32 - 1000, 10, 7},
+				} {
+					for _, i := range []uint32{0, 1<<32 - 1} {
+						got := browsertest.Eval[[]float64](t, ctx, `(function () {
+							var p = waitroomPow.puzzle(`+string(mustJSON(hex.EncodeToString(seed)))+`, `+string(mustJSON(i))+`, `+string(mustJSON(c.bits))+`, `+string(mustJSON(c.start))+`, `+string(mustJSON(engine))+`);
+							for (var n = 0; n < (1 << 22); n += `+string(mustJSON(c.step))+`) {
+								if (p.run(`+string(mustJSON(c.step))+`)) return [p.nonce, p.hashes];
+							}
+							return [-1, p.hashes];
+						})()`)
+						want := firstNonceFrom(seed, i, c.bits, c.start)
+						if got[0] != float64(want) || got[1] != float64(want-c.start+1) {
+							t.Errorf("sub-puzzle %d, %d bits, from %d in steps of %d: nonce %v after %v hashes; want %d after %d",
+								i, c.bits, c.start, c.step, got[0], got[1], want, want-c.start+1)
+						}
+					}
+				}
+				// A search that finds nothing counts every nonce (a
+				// digest of 40 zero bits is not among 2^18).
+				got := browsertest.Eval[[]float64](t, ctx, `(function () {
+					var p = waitroomPow.puzzle("00112233445566778899aabbccddeeff", 3, 40, 4294967295 - 70000, `+string(mustJSON(engine))+`);
+					return [p.run(1 << 18) ? p.nonce : -1, p.hashes];
+				})()`)
+				if got[0] != -1 || got[1] != 1<<18 {
+					t.Errorf("40 bits: nonce %v after %v hashes; want none after %d", got[0], got[1], 1<<18)
+				}
+				msg := browsertest.Eval[string](t, ctx, `(function () {
+					var p = waitroomPow.puzzle("00112233445566778899aabbccddeeff", 0, 64, 9007199254740989, `+string(mustJSON(engine))+`);
+					try { p.run(10); return "no error"; } catch (err) { return err.message; }
+				})()`)
+				if msg != "pow: no nonce below 2^53" {
+					t.Errorf("searching past 2^53: %q", msg)
+				}
+			})
+		}
+	})
+
+	t.Run("engines in a worker", func(t *testing.T) {
+		// The worker protocol with each engine asked for: sub-puzzles of
+		// several seeds, difficulties, indices and starts, one at a time,
+		// against crypto/sha256; every message names the engine.
+		ctx := open(t, "/pow")
+		type work struct {
+			Seed    string   `json:"seed"`
+			Bits    int      `json:"bits"`
+			Puzzles []uint32 `json:"puzzles"`
+			Start   uint64   `json:"start"`
+			Engine  string   `json:"engine"`
+		}
+		type answer struct {
+			Type    string  `json:"type"`
+			Nonce   float64 `json:"nonce"`
+			Hashes  float64 `json:"hashes"`
+			Engines string  `json:"engines"`
+			Message string  `json:"message"`
+		}
+		for _, engine := range powEngines {
+			t.Run(engine, func(t *testing.T) {
+				var ws []work
+				for range 3 {
+					seed := make([]byte, 16)
+					rand.Read(seed)
+					sh := hex.EncodeToString(seed)
+					for _, c := range []struct {
+						index uint32
+						bits  int
+						start uint64
+					}{
+						{0, 12, 0}, {1<<32 - 1, 10, 1<<32 - 3}, {5, 2, 1<<32 - 1}, {6, 1, 1<<32 - 2}, {7, 9, 3<<32 - 1},
+						{8, 11, 1<<52 + 1<<32 - 2}, {9, 0, 12345}, {10, 14, 77},
+					} {
+						ws = append(ws, work{Seed: sh, Bits: c.bits, Puzzles: []uint32{c.index}, Start: c.start, Engine: engine})
+					}
+				}
+				got := evalAwait[[]answer](t, ctx, `(async function (url, ws) {
+					var w = new Worker(url), out = [];
+					for (var i = 0; i < ws.length; i++) {
+						out.push(await new Promise(function (resolve) {
+							var hashes = 0, engines = {};
+							w.onmessage = function (ev) {
+								var m = ev.data;
+								hashes += m.hashes || 0;
+								engines[m.engine] = true;
+								if (m.type !== "progress") {
+									resolve({type: m.type, nonce: m.nonce, hashes: hashes, engines: Object.keys(engines).join(","), message: m.message});
+								}
+							};
+							w.postMessage(ws[i]);
+						}));
+					}
+					w.terminate();
+					return out;
+				})(`+workerURL+`, `+string(mustJSON(ws))+`)`)
+				if len(got) != len(ws) {
+					t.Fatalf("%d answers to %d sub-puzzles", len(got), len(ws))
+				}
+				for i, a := range got {
+					w := ws[i]
+					seed, _ := hex.DecodeString(w.Seed)
+					want := firstNonceFrom(seed, w.Puzzles[0], w.Bits, w.Start)
+					if a.Type != "solved" || a.Nonce != float64(want) || a.Hashes != float64(want-w.Start+1) || a.Engines != engine {
+						t.Errorf("sub-puzzle %d of %s, %d bits, from %d: %+v; want solved by %s: nonce %d after %d hashes",
+							w.Puzzles[0], w.Seed, w.Bits, w.Start, a, engine, want, want-w.Start+1)
+					}
+				}
+			})
+		}
+	})
+
+	t.Run("engines in waitroomSolve", func(t *testing.T) {
+		// Each engine through pow.js, in a worker and in the main
+		// thread: the first solutions, and info.engine says who found
+		// them.
+		ctx := open(t, "/pow")
+		for _, engine := range powEngines {
+			c := newChallenge(t, 10, 6, time.Minute)
+			r := solveIn(t, ctx, c, `{worker: `+workerURL+`, threads: 1, engine: `+string(mustJSON(engine))+`}`, "")
+			checkSolved(t, c, r)
+			checkFirst(t, c, r)
+			if r.Engine != engine || r.MainThread {
+				t.Errorf("%s: solved by %q, main thread %v", engine, r.Engine, r.MainThread)
 			}
 		}
-		msg := browsertest.Eval[string](t, ctx, `(function () {
-			var p = waitroomPow.puzzle("00112233445566778899aabbccddeeff", 0, 64, 9007199254740989);
-			try { p.run(10); return "no error"; } catch (err) { return err.message; }
-		})()`)
-		if msg != "pow: no nonce below 2^53" {
-			t.Errorf("searching past 2^53: %q", msg)
+		main := open(t, "/pow")
+		for _, engine := range powEngines {
+			c := newChallenge(t, 10, 6, time.Minute)
+			r := solveIn(t, main, c, `{worker: `+workerURL+`, engine: `+string(mustJSON(engine))+`}`, `window.Worker = undefined;`)
+			checkSolved(t, c, r)
+			checkFirst(t, c, r)
+			if r.Engine != engine || !r.MainThread {
+				t.Errorf("%s in the main thread: solved by %q, main thread %v", engine, r.Engine, r.MainThread)
+			}
+		}
+		c := newChallenge(t, 8, 1, time.Minute)
+		if r := solveIn(t, ctx, c, `{worker: `+workerURL+`, engine: "gpu"}`, ""); r.Code != "invalid" {
+			t.Errorf("engine gpu: result %+v; want code invalid", r)
+		}
+	})
+
+	t.Run("WebAssembly refused in the page", func(t *testing.T) {
+		// The other pages' policy has no 'wasm-unsafe-eval': a worker
+		// (its script served without a policy) still runs WebAssembly,
+		// the main thread falls back to JavaScript.
+		ctx := open(t, "/pow-nowasm")
+		c := newChallenge(t, 8, 4, time.Minute)
+		r := solveIn(t, ctx, c, workerURL, "")
+		checkSolved(t, c, r)
+		if r.Engine != "simd" || r.MainThread {
+			t.Errorf("workers: solved by %q, main thread %v; want simd in workers", r.Engine, r.MainThread)
+		}
+		r = solveIn(t, ctx, c, workerURL, `window.Worker = undefined;`)
+		checkSolved(t, c, r)
+		checkFirst(t, c, r)
+		if r.Engine != "js" || !r.MainThread {
+			t.Errorf("main thread: solved by %q, main thread %v; want js", r.Engine, r.MainThread)
 		}
 	})
 
@@ -344,8 +521,8 @@ func TestPowInChromium(t *testing.T) {
 		c := newChallenge(t, 8, 16, time.Minute)
 		r := solveIn(t, ctx, c, workerURL, "")
 		checkSolved(t, c, r)
-		if !r.MainThread {
-			t.Error("no main-thread search")
+		if !r.MainThread || r.Engine != "js" {
+			t.Errorf("main thread %v, engine %q; want the main thread in JavaScript (the policy refuses WebAssembly too)", r.MainThread, r.Engine)
 		}
 	})
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -33,14 +34,45 @@ func TestPowAssets(t *testing.T) {
 			t.Errorf("%s is not web/%s compacted", c.name, c.src)
 		}
 	}
-	s, _, _ := p.Asset([]byte(solver))
-	w, _, _ := p.Asset([]byte(worker))
-	if powHash(s, w) != hash {
+	simd, scalar := p.PowWasmAssets()
+	if simd != "pow-simd."+hash+".wasm" || scalar != "pow-scalar."+hash+".wasm" {
+		t.Fatalf("PowWasmAssets() = %s, %s; want pow-simd.%[3]s.wasm and pow-scalar.%[3]s.wasm", simd, scalar, hash)
+	}
+	for _, c := range []struct{ name, src string }{{simd, "pow-simd.wasm"}, {scalar, "pow-scalar.wasm"}} {
+		body, ct, ok := p.Asset([]byte(c.name))
+		if !ok {
+			t.Fatalf("Asset(%s) missing; names %v", c.name, p.AssetNames())
+		}
+		if ct != "application/wasm" {
+			t.Errorf("%s: content type %s", c.name, ct)
+		}
+		src, err := webFS.ReadFile("web/" + c.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(body, src) || !bytes.HasPrefix(body, []byte("\x00asm")) {
+			t.Errorf("%s is not web/%s", c.name, c.src)
+		}
+	}
+	var files [][]byte
+	for _, name := range []string{solver, worker, simd, scalar} {
+		b, _, _ := p.Asset([]byte(name))
+		files = append(files, b)
+	}
+	if powHash(files...) != hash {
 		t.Errorf("%s: the hash does not match the contents", solver)
 	}
-	// The hash covers both scripts and where one ends.
-	if powHash(s, w) == powHash(append(bytes.Clone(s), w[0]), w[1:]) || powHash(s, w) == powHash(s, append(bytes.Clone(w), ' ')) {
-		t.Error("powHash does not depend on both scripts")
+	// The hash covers every file and where one ends.
+	s, w := files[0], files[1]
+	if powHash(files...) == powHash(append(bytes.Clone(s), w[0]), w[1:], files[2], files[3]) {
+		t.Error("powHash does not depend on where the files end")
+	}
+	for i := range files {
+		changed := slices.Clone(files)
+		changed[i] = append(bytes.Clone(files[i]), ' ')
+		if powHash(changed...) == hash {
+			t.Errorf("powHash does not depend on file %d", i)
+		}
 	}
 }
 
@@ -73,15 +105,29 @@ func TestPowURLsInPage(t *testing.T) {
 }
 
 // The page may start the solver's worker from its own origin, and nothing
-// else (pow_browser_test.go checks that Chromium agrees).
+// else; the room page may compile WebAssembly, and no other page
+// (pow_browser_test.go checks that Chromium agrees).
 func TestPowCSP(t *testing.T) {
-	csp := mustNew(t, summer()).CSP()
-	if !strings.Contains(csp, "; worker-src 'self';") {
-		t.Errorf("CSP does not allow same-origin workers: %s", csp)
-	}
-	for _, bad := range []string{"blob:", "data:", "unsafe", "*"} {
-		if strings.Contains(csp, bad) {
-			t.Errorf("CSP allows %s: %s", bad, csp)
+	p := mustNew(t, summer())
+	for _, c := range []struct {
+		name, csp string
+		wasm      bool
+	}{{"CSP", p.CSP(), false}, {"RoomCSP", p.RoomCSP("summer"), true}} {
+		if !strings.Contains(c.csp, "; worker-src 'self';") {
+			t.Errorf("%s does not allow same-origin workers: %s", c.name, c.csp)
+		}
+		csp := c.csp
+		if c.wasm {
+			script := regexp.MustCompile(`script-src [^;]* 'wasm-unsafe-eval';`)
+			if !script.MatchString(csp) {
+				t.Errorf("%s does not allow WebAssembly in script-src: %s", c.name, csp)
+			}
+			csp = strings.Replace(csp, " 'wasm-unsafe-eval'", "", 1)
+		}
+		for _, bad := range []string{"blob:", "data:", "unsafe", "*"} {
+			if strings.Contains(csp, bad) {
+				t.Errorf("%s allows %s: %s", c.name, bad, c.csp)
+			}
 		}
 	}
 }

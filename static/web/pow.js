@@ -9,7 +9,9 @@
 // of sub-puzzles 0..puzzles-1, in order, for the answer
 // {token, nonces}. onProgress (optional) is called with (fraction, info):
 // fraction goes from 0 to 1 and never back; info is {solved, puzzles,
-// hashes}. options is the worker URL, or an object:
+// hashes, engine} (engine: the hashing of the last report, "simd",
+// "scalar" or "js"; see pow-worker.js). options is the worker URL, or an
+// object:
 //
 //   worker   URL of pow-worker.js (its content-hashed name under the
 //            prefix's /static/); challenge.worker_url when absent.
@@ -18,6 +20,8 @@
 //   threads  how many workers; default min(hardwareConcurrency || 2, 4,
 //            puzzles). 0 searches in the page's main thread.
 //   signal   an AbortSignal that stops the search.
+//   engine   "simd", "scalar" or "js": the fastest hashing to try (the
+//            slower ones are the fallbacks); default "simd".
 //
 // On failure the promise rejects with an Error whose code is "invalid"
 // (a malformed challenge or options), "expired" (expires_at passed; the
@@ -81,6 +85,9 @@
     if (o.skew !== undefined && !(typeof o.skew === "number" && isFinite(o.skew))) {
       return "skew must be a number of ms";
     }
+    if (o.engine !== undefined && o.engine !== "simd" && o.engine !== "scalar" && o.engine !== "js") {
+      return "engine must be simd, scalar or js";
+    }
     return "";
   }
 
@@ -110,6 +117,9 @@
     this.url = url;
     this.signal = o.signal;
     this.threads = o.threads;
+    // The hashing asked for, and the one last reported.
+    this.want = o.engine;
+    this.engine = "";
     this.onProgress = typeof onProgress === "function" ? onProgress : null;
     this.resolve = resolve;
     this.reject = reject;
@@ -232,12 +242,19 @@
     var start = this.helpers[i] * HELPER_STRIDE;
     this.helpers[i]++;
     this.active[i]++;
-    wk.w.postMessage({seed: this.seed, bits: this.bits, puzzles: [i], start: start});
+    var work = {seed: this.seed, bits: this.bits, puzzles: [i], start: start};
+    if (this.want !== undefined) {
+      work.engine = this.want;
+    }
+    wk.w.postMessage(work);
   };
 
   Search.prototype.message = function (wk, m) {
     if (this.done) {
       return;
+    }
+    if (typeof m.engine === "string") {
+      this.engine = m.engine;
     }
     if (m.type === "progress") {
       this.count(m.index, m.hashes);
@@ -317,7 +334,7 @@
       this.reported = Math.max(f, this.reported);
       this.reportedAt = now;
       try {
-        this.onProgress(this.reported, {solved: this.solved, puzzles: this.k, hashes: this.total});
+        this.onProgress(this.reported, {solved: this.solved, puzzles: this.k, hashes: this.total, engine: this.engine});
       } catch (err) {
         setTimeout(function () {
           throw err;
@@ -346,11 +363,22 @@
   };
 
   // mainThread searches the unsolved sub-puzzles in this thread, a slice
-  // at a time, once pow-worker.js is loaded as a script.
+  // at a time, once pow-worker.js is loaded as a script and has loaded
+  // its engine.
   Search.prototype.mainThread = function () {
     var self = this;
+    function run() {
+      window.waitroomPow.load(self.want).then(function (name) {
+        if (!self.done) {
+          self.engine = name;
+          self.sliceLoop();
+        }
+      }, function (err) {
+        self.fail(failure("unavailable", String(err && err.message || err)));
+      });
+    }
     if (window.waitroomPow) {
-      this.sliceLoop();
+      run();
       return;
     }
     var s = document.createElement("script");
@@ -363,7 +391,7 @@
         self.fail(failure("unavailable", "the search script did not load"));
         return;
       }
-      self.sliceLoop();
+      run();
     };
     s.onerror = function () {
       self.fail(failure("unavailable", "the search script did not load"));
@@ -387,7 +415,7 @@
         if (!puzzle) {
           index = self.firstUnsolved();
           try {
-            puzzle = window.waitroomPow.puzzle(self.seed, index, self.bits, 0);
+            puzzle = window.waitroomPow.puzzle(self.seed, index, self.bits, 0, self.engine);
           } catch (err) {
             self.fail(failure("unavailable", err.message));
             return;
