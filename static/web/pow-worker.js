@@ -96,9 +96,11 @@
   // WebAssembly.
   var CHUNK = 65536;
   var WASM_CHUNK = 262144;
-  // The most nonces one call of a module's run tries (its count is an
-  // i32).
-  var WASM_BATCH = 1073741824;
+  // The most nonces one call of a module's run tries. V8 first runs a
+  // module with its baseline compiler (Liftoff: the scalar module about
+  // ten times slower) and swaps in the optimized code only for the next
+  // call, so calls are kept short (about a ms).
+  var WASM_BATCH = 16384;
   // 2^32, to join the nonce's two 32-bit halves into one number.
   var TWO32 = 4294967296;
   // The highest high half of a nonce below 2^53.
