@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -30,7 +32,7 @@ import (
 var (
 	puzzles  = flag.Int("k", 16, "sub-puzzles per challenge (K)")
 	runs     = flag.Int("n", 7, "solves per difficulty")
-	bitRange = flag.String("bits", "12-20", "difficulties to time, as lo-hi leading zero bits")
+	bitRange = flag.String("bits", "16-22", "difficulties to time, as lo-hi leading zero bits")
 	threads  = flag.Int("threads", 0, "workers per solve; 0: waitroomSolve's default, min(hardwareConcurrency, 4, K)")
 	rateTime = flag.Duration("rate-time", 2*time.Second, "length of each hash-rate measurement")
 	target   = flag.Duration("target", time.Second, "median solve time the recommended light difficulty is closest to")
@@ -50,7 +52,7 @@ func main() {
 	if err := browsertest.Check(); err != nil {
 		log.Fatal(err)
 	}
-	pages, err := static.New(nil)
+	pages, err := static.New([]static.PageConfig{{Event: event}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -94,8 +96,13 @@ func parseRange(s string) (lo, hi int, err error) {
 	return lo, hi, nil
 }
 
-// serve serves the solver's scripts as the proxy does (Prefix/static/)
-// and a page that loads pow.js, with the pages' CSP, on a loopback port.
+// event is the page's event: the page is served with its room page's
+// Content-Security-Policy, as the proxy serves a room page.
+const event = "powcal"
+
+// serve serves the solver's scripts and modules as the proxy does
+// (Prefix/static/) and a page that loads pow.js, with the room page's
+// CSP, on a loopback port.
 func serve(pages *static.Pages) (*http.Server, error) {
 	solver, _ := pages.PowAssets()
 	page := `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>powcal</title>` +
@@ -113,7 +120,7 @@ func serve(pages *static.Pages) (*http.Server, error) {
 	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", static.ContentTypeHTML)
-		w.Header().Set("Content-Security-Policy", pages.CSP())
+		w.Header().Set("Content-Security-Policy", pages.RoomCSP(event))
 		w.Header().Set("Cache-Control", "no-store")
 		io.WriteString(w, page)
 	})
@@ -158,74 +165,245 @@ func eval[T any](ctx context.Context, limit time.Duration, expr string) (T, erro
 	return chromedp.Run(tctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
 }
 
-// rates are the hash rates measured in the page, hashes per second.
-type rates struct {
-	MainThread float64 `json:"main"`
-	OneWorker  float64 `json:"one"`
-	AllWorkers float64 `json:"all"`
-	Subtle     float64 `json:"subtle"`
-	SubtleAll  float64 `json:"subtle_batched"`
-}
-
-// rateJS measures the rates for ms milliseconds each. The workers search
-// a 64-bit difficulty, which they never meet, and are counted by their
-// progress messages after half a second of warming up.
-const rateJS = `(async function (workerURL, workers, ms) {
+// rateJS defines window.powcal, the page's side of the hash-rate
+// measurements: start(kind, engine, n) starts hashing and resolves after
+// half a second of warming up, from when it counts; stop() ends it and
+// resolves to {hashes, ms}, the hashes counted and the ms since counting
+// began. kind is "workers" (n Web Workers, each searching a 64-bit
+// difficulty it never meets with engine, counted by their progress
+// messages), "main" (the page's main thread, in slices of 30 ms between
+// setTimeout calls, with engine), "subtle" (WebCrypto's digest of the
+// 28-byte block, awaited one by one) or "subtle256" (256 promises at a
+// time).
+const rateJS = `(function (workerURL) {
 	var seed = "00112233445566778899aabbccddeeff";
+	var run = null;
 	function sleep(d) { return new Promise(function (r) { setTimeout(r, d); }); }
-	async function inWorkers(n) {
-		var ws = [], total = 0, counting = false;
+	function loadScript() {
+		if (window.waitroomPow) return Promise.resolve();
+		return new Promise(function (resolve, reject) {
+			var s = document.createElement("script");
+			s.src = workerURL;
+			s.onload = resolve;
+			s.onerror = reject;
+			document.head.appendChild(s);
+		});
+	}
+	function workers(engine, n) {
+		var ws = [];
 		for (var i = 0; i < n; i++) {
 			var w = new Worker(workerURL);
-			w.onmessage = function (ev) { if (counting && ev.data.type === "progress") total += ev.data.hashes; };
-			w.postMessage({seed: seed, bits: 64, puzzles: [i], start: 0});
+			w.onmessage = function (ev) {
+				if (ev.data.type === "progress" && r.counting) r.hashes += ev.data.hashes;
+				if (ev.data.engine !== engine) r.error = "asked for " + engine + ", got " + ev.data.engine;
+			};
+			w.postMessage({seed: seed, bits: 64, puzzles: [i], start: 0, engine: engine});
 			ws.push(w);
 		}
-		await sleep(500);
-		counting = true;
-		var t0 = performance.now();
-		await sleep(ms);
-		var dt = performance.now() - t0;
-		ws.forEach(function (w) { w.terminate(); });
-		return total / dt * 1000;
+		var r = {hashes: 0, counting: false, stop: function () { ws.forEach(function (w) { w.terminate(); }); }};
+		return r;
 	}
-	var r = {};
-	await new Promise(function (resolve, reject) {
-		var s = document.createElement("script");
-		s.src = workerURL;
-		s.onload = resolve;
-		s.onerror = reject;
-		document.head.appendChild(s);
-	});
-	var p = waitroomPow.puzzle(seed, 0, 64, 0);
-	p.run(1 << 18);
-	var n = 0, t0 = performance.now(), end = t0 + ms;
-	while (performance.now() < end) { p.run(65536); n += 65536; }
-	r.main = n / (performance.now() - t0) * 1000;
-	r.one = await inWorkers(1);
-	r.all = await inWorkers(workers);
-	var msg = new Uint8Array(28), dv = new DataView(msg.buffer);
-	crypto.getRandomValues(msg.subarray(0, 16));
-	n = 0; t0 = performance.now(); end = t0 + ms;
-	while (performance.now() < end) {
-		dv.setUint32(24, n);
-		await crypto.subtle.digest("SHA-256", msg);
-		n++;
+	function main(engine) {
+		var r = {hashes: 0, counting: false, stopped: false, stop: function () { r.stopped = true; }};
+		return waitroomPow.load(engine).then(function (got) {
+			if (got !== engine) throw new Error("asked for " + engine + ", got " + got);
+			var p = waitroomPow.puzzle(seed, 0, 64, 0, engine);
+			(function slice() {
+				if (r.stopped) return;
+				var end = performance.now() + 30, n = 0;
+				while (performance.now() < end) { p.run(16384); n += 16384; }
+				if (r.counting) r.hashes += n;
+				setTimeout(slice, 0);
+			})();
+			return r;
+		});
 	}
-	r.subtle = n / (performance.now() - t0) * 1000;
-	n = 0; t0 = performance.now(); end = t0 + ms;
-	while (performance.now() < end) {
-		var ps = [];
-		for (var j = 0; j < 256; j++) {
-			dv.setUint32(24, n + j);
-			ps.push(crypto.subtle.digest("SHA-256", msg.slice()));
+	function subtle(batch) {
+		var r = {hashes: 0, counting: false, stopped: false, stop: function () { r.stopped = true; }};
+		var msg = new Uint8Array(28), dv = new DataView(msg.buffer), n = 0;
+		crypto.getRandomValues(msg.subarray(0, 16));
+		// The digests' promises may settle without a task in between:
+		// the loop yields every 30 ms for timers and stop().
+		(async function () {
+			var yieldAt = performance.now() + 30;
+			while (!r.stopped) {
+				if (performance.now() > yieldAt) {
+					await sleep(0);
+					yieldAt = performance.now() + 30;
+				}
+				var ps = [];
+				for (var j = 0; j < batch; j++) {
+					dv.setUint32(24, n++);
+					ps.push(crypto.subtle.digest("SHA-256", msg.slice()));
+				}
+				await Promise.all(ps);
+				if (r.counting) r.hashes += batch;
+			}
+		})();
+		return r;
+	}
+	window.powcal = {
+		start: async function (kind, engine, n) {
+			await loadScript();
+			if (kind === "workers") run = workers(engine, n);
+			else if (kind === "main") run = await main(engine);
+			else run = subtle(kind === "subtle" ? 1 : 256);
+			await sleep(500);
+			run.counting = true;
+			run.t0 = performance.now();
+			return true;
+		},
+		stop: function () {
+			var ms = performance.now() - run.t0;
+			run.stop();
+			return {hashes: run.hashes, ms: ms, error: run.error || ""};
 		}
-		await Promise.all(ps);
-		n += 256;
-	}
-	r.subtle_batched = n / (performance.now() - t0) * 1000;
-	return r;
+	};
+	return true;
 })`
+
+// rate is one hash-rate measurement: hashes per wall-clock second and
+// per CPU-second of the processes that did them.
+type rate struct {
+	name          string
+	wall, perCPUs float64
+	// cpus is the CPU-seconds per wall-clock second (how many cores
+	// were busy, on average).
+	cpus float64
+}
+
+// stopped is what powcal.stop() returns.
+type stopped struct {
+	Hashes float64 `json:"hashes"`
+	Ms     float64 `json:"ms"`
+	Error  string  `json:"error"`
+}
+
+// measureInPage runs one window.powcal measurement of kind over
+// -rate-time and the CPU time of every process of the browser (see
+// chromiumCPU) over the same wall-clock time.
+func measureInPage(ctx context.Context, name, kind, engine string, n int) (rate, error) {
+	pid := browserPID(ctx)
+	if _, err := eval[bool](ctx, time.Minute, "powcal.start("+jsonString(kind)+", "+jsonString(engine)+", "+strconv.Itoa(n)+")"); err != nil {
+		return rate{}, fmt.Errorf("%s: %w", name, err)
+	}
+	cpu0, t0 := chromiumCPU(pid), time.Now()
+	time.Sleep(*rateTime)
+	cpu1, wall := chromiumCPU(pid), time.Since(t0)
+	got, err := eval[stopped](ctx, time.Minute, "powcal.stop()")
+	if err == nil && got.Error != "" {
+		err = errors.New(got.Error)
+	}
+	if err != nil {
+		return rate{}, fmt.Errorf("%s: %w", name, err)
+	}
+	r := rate{name: name, wall: got.Hashes / got.Ms * 1000, cpus: (cpu1 - cpu0) / wall.Seconds()}
+	r.perCPUs = r.wall / r.cpus
+	return r, nil
+}
+
+// measureGo runs the plain Go loop: crypto/sha256.Sum256 of the same
+// 28-byte block, the nonce in its last eight bytes, in one goroutine
+// locked to its thread, for -rate-time; its CPU time is the thread's
+// (/proc/thread-self/stat, as chromiumCPU counts the browser's).
+func measureGo() rate {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var msg [28]byte
+	rand.Read(msg[:16])
+	var sink byte
+	hash := func(n uint64) {
+		binary.BigEndian.PutUint64(msg[20:], n)
+		sum := sha256.Sum256(msg[:])
+		sink ^= sum[0]
+	}
+	for n := range uint64(1 << 20) { // warm up
+		hash(n)
+	}
+	cpu0, t0 := threadCPU(), time.Now()
+	var n uint64
+	for time.Since(t0) < *rateTime {
+		for range 1 << 16 {
+			hash(n)
+			n++
+		}
+	}
+	cpu1, wall := threadCPU(), time.Since(t0)
+	_ = sink
+	r := rate{name: "Go crypto/sha256.Sum256, 1 goroutine", wall: float64(n) / wall.Seconds(), cpus: (cpu1 - cpu0) / wall.Seconds()}
+	r.perCPUs = float64(n) / (cpu1 - cpu0)
+	return r
+}
+
+// clockTick is USER_HZ, the unit of /proc's CPU times: 100 on Linux's
+// common configurations (getconf CLK_TCK).
+const clockTick = 100
+
+// statCPU returns utime+stime of a /proc/.../stat file in seconds, and
+// the parent pid; ok false when it cannot be read.
+func statCPU(path string) (cpu float64, ppid int, ok bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	// The command name is in parentheses and may contain spaces.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state): ppid is field 4, utime 14, stime 15.
+	if len(f) < 13 {
+		return 0, 0, false
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / clockTick, ppid, true
+}
+
+func threadCPU() float64 {
+	cpu, _, _ := statCPU("/proc/thread-self/stat")
+	return cpu
+}
+
+// chromiumCPU returns the CPU-seconds (user and system) used so far by
+// the browser process pid and all its descendants (renderers, the GPU
+// and utility processes, zygotes): the whole cost of hashing in the
+// browser, the worker's thread, the page's main thread that receives its
+// messages, and everything else Chromium does meanwhile.
+func chromiumCPU(pid int) float64 {
+	dirs, _ := os.ReadDir("/proc")
+	cpu := map[int]float64{}
+	parent := map[int]int{}
+	for _, d := range dirs {
+		p, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if c, pp, ok := statCPU("/proc/" + d.Name() + "/stat"); ok {
+			cpu[p], parent[p] = c, pp
+		}
+	}
+	var total float64
+	for p, c := range cpu {
+		for q := p; q > 1; q = parent[q] {
+			if q == pid {
+				total += c
+				break
+			}
+		}
+	}
+	return total
+}
+
+// browserPID is the pid of the browser process chromedp started.
+func browserPID(ctx context.Context) int {
+	if c := chromedp.FromContext(ctx); c != nil && c.Browser != nil && c.Browser.Process() != nil {
+		return c.Browser.Process().Pid
+	}
+	return -1
+}
 
 // solveJS times one waitroomSolve call: {ms, hashes} or {error}.
 const solveJS = `(function (challenge, options) {
@@ -304,23 +482,42 @@ func calibrate(out io.Writer, pages *static.Pages, base string, lo, hi int) erro
 	fmt.Fprintf(out, "solver: %s, %s; %d workers per solve; K = %d sub-puzzles; %d solves per difficulty\n\n",
 		func() string { s, _ := pages.PowAssets(); return s }(), worker, n, *puzzles, *runs)
 
-	r, err := eval[rates](ctx, 5*time.Minute, rateJS+"("+jsonString(workerURL)+", "+strconv.Itoa(n)+", "+strconv.FormatInt(rateTime.Milliseconds(), 10)+")")
-	if err != nil {
-		return fmt.Errorf("measuring hash rates: %w", err)
+	if _, err := eval[bool](ctx, 10*time.Second, rateJS+"("+jsonString(workerURL)+")"); err != nil {
+		return fmt.Errorf("setting up the rate measurements: %w", err)
 	}
-	fmt.Fprintf(out, "Hash rates on the 28-byte block (%s each):\n\n", *rateTime)
-	fmt.Fprintf(out, "| SHA-256 | hashes/s | vs WebCrypto awaited |\n|---|---:|---:|\n")
-	for _, row := range []struct {
-		name string
-		v    float64
+	if browserPID(ctx) < 0 {
+		return errors.New("no browser process to measure")
+	}
+	goRate := measureGo()
+	rs := []rate{goRate}
+	for _, m := range []struct {
+		name, kind, engine string
+		workers            int
 	}{
-		{"pure JS, main thread", r.MainThread},
-		{"pure JS, 1 worker", r.OneWorker},
-		{fmt.Sprintf("pure JS, %d workers", n), r.AllWorkers},
-		{"WebCrypto digest, awaited one by one", r.Subtle},
-		{"WebCrypto digest, 256 promises at a time", r.SubtleAll},
+		{"JavaScript, 1 worker", "workers", "js", 1},
+		{"WebAssembly scalar, 1 worker", "workers", "scalar", 1},
+		{"WebAssembly SIMD, 1 worker", "workers", "simd", 1},
+		{fmt.Sprintf("WebAssembly SIMD, %d workers", n), "workers", "simd", n},
+		{"JavaScript, main thread", "main", "js", 0},
+		{"WebAssembly SIMD, main thread", "main", "simd", 0},
+		{"WebCrypto digest, awaited one by one", "subtle", "", 0},
+		{"WebCrypto digest, 256 promises at a time", "subtle256", "", 0},
 	} {
-		fmt.Fprintf(out, "| %s | %s | %.1f× |\n", row.name, rate(row.v), row.v/r.Subtle)
+		r, err := measureInPage(ctx, m.name, m.kind, m.engine, m.workers)
+		if err != nil {
+			return fmt.Errorf("measuring hash rates: %w", err)
+		}
+		rs = append(rs, r)
+	}
+	fmt.Fprintf(out, "Hash rates on the 28-byte block, %s each; CPU time from /proc/<pid>/stat (utime+stime) of\n", *rateTime)
+	fmt.Fprintf(out, "every Chromium process (browser, renderer, GPU, utility) and of the Go loop's thread:\n\n")
+	fmt.Fprintf(out, "| SHA-256 | hashes/s | CPUs busy | hashes per CPU-second | vs Go loop |\n|---|---:|---:|---:|---:|\n")
+	for _, r := range rs {
+		fmt.Fprintf(out, "| %s | %s | %.2f | %s | %.2f× |\n", r.name, rateStr(r.wall), r.cpus, rateStr(r.perCPUs), r.perCPUs/goRate.perCPUs)
+	}
+	fmt.Fprintf(out, "\nRatio to the plain Go loop, hashes per CPU-second, one worker (target >= 0.5x):\n")
+	for _, r := range rs[1:4] {
+		fmt.Fprintf(out, "  ratio %-30s %.2fx  (%s vs Go %s per CPU-second)\n", r.name+":", r.perCPUs/goRate.perCPUs, rateStr(r.perCPUs), rateStr(goRate.perCPUs))
 	}
 
 	// Start-up: the first solve also compiles the worker script.
@@ -354,7 +551,7 @@ func calibrate(out io.Writer, pages *static.Pages, base string, lo, hi int) erro
 		slices.Sort(hps)
 		med := quantile(times, 0.5)
 		fmt.Fprintf(out, "| %d | %s | %s | %s | %s | %s |\n", b, count(float64(*puzzles)*math.Exp2(float64(b))),
-			ms(med), ms(quantile(times, 0.1)), ms(quantile(times, 0.9)), rate(quantile(hps, 0.5)))
+			ms(med), ms(quantile(times, 0.1)), ms(quantile(times, 0.9)), rateStr(quantile(hps, 0.5)))
 		if d := math.Abs(med - float64(target.Milliseconds())); d < bestDiff {
 			best, bestDiff = b, d
 		}
@@ -384,7 +581,7 @@ func ms(v float64) string {
 	return fmt.Sprintf("%.0f ms", v)
 }
 
-func rate(v float64) string {
+func rateStr(v float64) string {
 	switch {
 	case v >= 1e6:
 		return fmt.Sprintf("%.2f M", v/1e6)
