@@ -40,11 +40,16 @@
 //     engine): median, 10th and 90th percentile solve times (linear
 //     interpolation between the ordered samples) and the hash rate (all
 //     hashes the workers tried, over the solve time). These are wall-clock
-//     times: on a shared machine they grow with the load.
+//     times: on a shared machine they grow with the load. So the table
+//     also has the CPU-seconds of a solve (every Chromium process, median)
+//     and that over the workers: the solve time when each worker has a
+//     core to itself.
 //
 // It prints a Markdown table "bits | expected hashes | median solve | p10
-// | p90 | hashes/s" and recommends as the default light difficulty the
-// bits whose median is closest to one second. Expected work is
+// | p90 | hashes/s | CPU-s | CPU-s / workers" and recommends as the
+// default light difficulty the bits whose median is closest to -target
+// (one second), and the bits whose CPU-seconds over the workers are.
+// Expected work is
 // K·2^bits hashes; with K sub-puzzles the solve time's relative spread is
 // about 1/sqrt(K). The report also goes to -out (bench/out).
 //

@@ -534,29 +534,40 @@ func calibrate(out io.Writer, pages *static.Pages, base string, lo, hi int) erro
 	slices.Sort(startup)
 	fmt.Fprintf(out, "\nStart-up of a solve (bits 0, %d workers): median %s, p90 %s\n\n", n, ms(quantile(startup, 0.5)), ms(quantile(startup, 0.9)))
 
-	fmt.Fprintf(out, "Solve times, K = %d, %d solves each:\n\n", *puzzles, *runs)
-	fmt.Fprintf(out, "| bits | expected hashes | median solve | p10 | p90 | hashes/s |\n|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(out, "Solve times, K = %d, %d solves each; CPU-s: Chromium's CPU-seconds per solve (median), and that over\n", *puzzles, *runs)
+	fmt.Fprintf(out, "the %d workers, the solve time with a core per worker and nothing else running:\n\n", n)
+	fmt.Fprintf(out, "| bits | expected hashes | median solve | p10 | p90 | hashes/s | CPU-s | CPU-s / %d |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n", n)
+	pid := browserPID(ctx)
 	best, bestDiff := -1, math.Inf(1)
+	bestIdle, bestIdleDiff := -1, math.Inf(1)
 	for b := lo; b <= hi; b++ {
-		var times, hps []float64
+		var times, hps, cpus []float64
 		for i := 0; i < *runs; i++ {
+			cpu0 := chromiumCPU(pid)
 			s, err := solveOnce(ctx, workerURL, b, *puzzles)
 			if err != nil {
 				return fmt.Errorf("bits %d: %w", b, err)
 			}
+			cpus = append(cpus, chromiumCPU(pid)-cpu0)
 			times = append(times, s.Ms)
 			hps = append(hps, s.Hashes/s.Ms*1000)
 		}
 		slices.Sort(times)
 		slices.Sort(hps)
-		med := quantile(times, 0.5)
-		fmt.Fprintf(out, "| %d | %s | %s | %s | %s | %s |\n", b, count(float64(*puzzles)*math.Exp2(float64(b))),
-			ms(med), ms(quantile(times, 0.1)), ms(quantile(times, 0.9)), rateStr(quantile(hps, 0.5)))
+		slices.Sort(cpus)
+		med, cpu := quantile(times, 0.5), quantile(cpus, 0.5)
+		idle := cpu / float64(n) * 1000
+		fmt.Fprintf(out, "| %d | %s | %s | %s | %s | %s | %.2f | %s |\n", b, count(float64(*puzzles)*math.Exp2(float64(b))),
+			ms(med), ms(quantile(times, 0.1)), ms(quantile(times, 0.9)), rateStr(quantile(hps, 0.5)), cpu, ms(idle))
 		if d := math.Abs(med - float64(target.Milliseconds())); d < bestDiff {
 			best, bestDiff = b, d
 		}
+		if d := math.Abs(idle - float64(target.Milliseconds())); d < bestIdleDiff {
+			bestIdle, bestIdleDiff = b, d
+		}
 	}
-	fmt.Fprintf(out, "\nRecommended default light difficulty on this machine: bits = %d with K = %d (median closest to %s).\n", best, *puzzles, *target)
+	fmt.Fprintf(out, "\nRecommended default light difficulty on this machine: bits = %d with K = %d (median closest to %s);\n", best, *puzzles, *target)
+	fmt.Fprintf(out, "with a core per worker: bits = %d (CPU-seconds per solve over %d workers closest to %s).\n", bestIdle, n, *target)
 	fmt.Fprintf(out, "load average after: %s\n", loadAvg())
 	return nil
 }
