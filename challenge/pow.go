@@ -36,10 +36,12 @@ const (
 // events[].challenge.light and .heavy).
 const (
 	// DefaultLightBits with DefaultPuzzles takes about a second in
-	// headless Chromium on a 2-core machine (docs/bot-defence.md, Calibration).
-	DefaultLightBits = 18
-	// DefaultHeavyBits is 16 times the light work.
-	DefaultHeavyBits = 22
+	// headless Chromium on a 2-core machine with the page's WebAssembly
+	// solver (16 M hashes; docs/bot-defence.md, Calibration).
+	DefaultLightBits = 20
+	// DefaultHeavyBits is 128 times the light work (7 bits more): a
+	// suspicious client pays over 100 times what a fan does.
+	DefaultHeavyBits = 27
 	// DefaultPuzzles is the sub-puzzles of either.
 	DefaultPuzzles = 16
 )
