@@ -11,8 +11,8 @@
 // room page's own Content-Security-Policy, then measures:
 //
 //  1. Hashes per CPU-second of a plain Go loop (crypto/sha256.Sum256 of
-//     the same 28-byte block, one goroutine locked to its thread) and of
-//     the page's solver with each of its engines in one Web Worker
+//     the same 28-byte block, one goroutine) and of the page's solver
+//     with each of its engines in one Web Worker
 //     (JavaScript, WebAssembly scalar, WebAssembly SIMD), then SIMD in as
 //     many workers as waitroomSolve starts (min(hardwareConcurrency, 4,
 //     K)), JavaScript and SIMD in the page's main thread, and WebCrypto's
@@ -24,12 +24,12 @@
 //     browser, summed over every Chromium process (the browser, renderer,
 //     GPU and utility processes: the worker's thread, the page's main
 //     thread that receives its messages and whatever else Chromium does
-//     meanwhile), for Go, the loop's thread (/proc/thread-self/stat); the
+//     meanwhile), for Go, this process's (idle but for the loop); the
 //     rate per CPU-second is the hashes per wall-clock second over the
 //     CPU-seconds used per wall-clock second (/proc counts in ticks of
 //     10 ms: ±1% when a core is busy for the default 2 s, more when the
-//     machine is shared). The report prints each
-//     engine's ratio to the Go loop (the target is 0.5× or more). Per
+//     machine is shared). The report prints each engine's ratio to the
+//     Go loop (the target is 0.5× or more). Per
 //     CPU-second, not per wall-clock second, because the machine is
 //     shared: what other processes take from the cores slows the wall
 //     clock but not the CPU time a hash costs.

@@ -25,6 +25,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/waitroom/waitroom/bench/internal/procstat"
 	"github.com/waitroom/waitroom/internal/testkit/browsertest"
 	"github.com/waitroom/waitroom/static"
 )
@@ -303,12 +304,10 @@ func measureInPage(ctx context.Context, name, kind, engine string, n int) (rate,
 }
 
 // measureGo runs the plain Go loop: crypto/sha256.Sum256 of the same
-// 28-byte block, the nonce in its last eight bytes, in one goroutine
-// locked to its thread, for -rate-time; its CPU time is the thread's
-// (/proc/thread-self/stat, as chromiumCPU counts the browser's).
+// 28-byte block, the nonce in its last eight bytes, in one goroutine, for
+// -rate-time; its CPU time is this process's (/proc/<pid>/stat, as
+// chromiumCPU counts the browser's), idle but for the loop meanwhile.
 func measureGo() rate {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	var msg [28]byte
 	rand.Read(msg[:16])
 	var sink byte
@@ -320,7 +319,7 @@ func measureGo() rate {
 	for n := range uint64(1 << 20) { // warm up
 		hash(n)
 	}
-	cpu0, t0 := threadCPU(), time.Now()
+	cpu0, t0 := ownCPU(), time.Now()
 	var n uint64
 	for time.Since(t0) < *rateTime {
 		for range 1 << 16 {
@@ -328,43 +327,11 @@ func measureGo() rate {
 			n++
 		}
 	}
-	cpu1, wall := threadCPU(), time.Since(t0)
+	cpu1, wall := ownCPU(), time.Since(t0)
 	_ = sink
 	r := rate{name: "Go crypto/sha256.Sum256, 1 goroutine", wall: float64(n) / wall.Seconds(), cpus: (cpu1 - cpu0) / wall.Seconds()}
 	r.perCPUs = float64(n) / (cpu1 - cpu0)
 	return r
-}
-
-// clockTick is USER_HZ, the unit of /proc's CPU times: 100 on Linux's
-// common configurations (getconf CLK_TCK).
-const clockTick = 100
-
-// statCPU returns utime+stime of a /proc/.../stat file in seconds, and
-// the parent pid; ok false when it cannot be read.
-func statCPU(path string) (cpu float64, ppid int, ok bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, 0, false
-	}
-	// The command name is in parentheses and may contain spaces.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, 0, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state): ppid is field 4, utime 14, stime 15.
-	if len(f) < 13 {
-		return 0, 0, false
-	}
-	ppid, _ = strconv.Atoi(f[1])
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / clockTick, ppid, true
-}
-
-func threadCPU() float64 {
-	cpu, _, _ := statCPU("/proc/thread-self/stat")
-	return cpu
 }
 
 // chromiumCPU returns the CPU-seconds (user and system) used so far by
@@ -372,29 +339,12 @@ func threadCPU() float64 {
 // and utility processes, zygotes): the whole cost of hashing in the
 // browser, the worker's thread, the page's main thread that receives its
 // messages, and everything else Chromium does meanwhile.
-func chromiumCPU(pid int) float64 {
-	dirs, _ := os.ReadDir("/proc")
-	cpu := map[int]float64{}
-	parent := map[int]int{}
-	for _, d := range dirs {
-		p, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		if c, pp, ok := statCPU("/proc/" + d.Name() + "/stat"); ok {
-			cpu[p], parent[p] = c, pp
-		}
-	}
-	var total float64
-	for p, c := range cpu {
-		for q := p; q > 1; q = parent[q] {
-			if q == pid {
-				total += c
-				break
-			}
-		}
-	}
-	return total
+func chromiumCPU(pid int) float64 { return procstat.TreeCPU(pid).Seconds() }
+
+// ownCPU returns the CPU-seconds this process has used so far.
+func ownCPU() float64 {
+	s, _ := procstat.Read(os.Getpid())
+	return (time.Duration(s.UTime+s.STime) * procstat.Tick).Seconds()
 }
 
 // browserPID is the pid of the browser process chromedp started.
@@ -477,7 +427,7 @@ func calibrate(out io.Writer, pages *static.Pages, base string, lo, hi int) erro
 
 	fmt.Fprintf(out, "waitroom proof-of-work calibration, %s\n", time.Now().UTC().Format(time.RFC3339))
 	fmt.Fprintf(out, "machine: %d CPUs (runtime.NumCPU), navigator.hardwareConcurrency %d, %s/%s, load average %s\n",
-		runtime.NumCPU(), cores, runtime.GOOS, runtime.GOARCH, loadAvg())
+		runtime.NumCPU(), cores, runtime.GOOS, runtime.GOARCH, procstat.LoadAvg())
 	fmt.Fprintf(out, "browser: %s\n", chromiumVersion(ua))
 	fmt.Fprintf(out, "solver: %s, %s; %d workers per solve; K = %d sub-puzzles; %d solves per difficulty\n\n",
 		func() string { s, _ := pages.PowAssets(); return s }(), worker, n, *puzzles, *runs)
@@ -510,7 +460,7 @@ func calibrate(out io.Writer, pages *static.Pages, base string, lo, hi int) erro
 		rs = append(rs, r)
 	}
 	fmt.Fprintf(out, "Hash rates on the 28-byte block, %s each; CPU time from /proc/<pid>/stat (utime+stime) of\n", *rateTime)
-	fmt.Fprintf(out, "every Chromium process (browser, renderer, GPU, utility) and of the Go loop's thread:\n\n")
+	fmt.Fprintf(out, "every Chromium process (browser, renderer, GPU, utility) and of powcal's own during the Go loop:\n\n")
 	fmt.Fprintf(out, "| SHA-256 | hashes/s | CPUs busy | hashes per CPU-second | vs Go loop |\n|---|---:|---:|---:|---:|\n")
 	for _, r := range rs {
 		fmt.Fprintf(out, "| %s | %s | %.2f | %s | %.2f× |\n", r.name, rateStr(r.wall), r.cpus, rateStr(r.perCPUs), r.perCPUs/goRate.perCPUs)
@@ -568,7 +518,7 @@ func calibrate(out io.Writer, pages *static.Pages, base string, lo, hi int) erro
 	}
 	fmt.Fprintf(out, "\nRecommended default light difficulty on this machine: bits = %d with K = %d (median closest to %s);\n", best, *puzzles, *target)
 	fmt.Fprintf(out, "with a core per worker: bits = %d (CPU-seconds per solve over %d workers closest to %s).\n", bestIdle, n, *target)
-	fmt.Fprintf(out, "load average after: %s\n", loadAvg())
+	fmt.Fprintf(out, "load average after: %s\n", procstat.LoadAvg())
 	return nil
 }
 
@@ -620,16 +570,4 @@ func chromiumVersion(ua string) string {
 		}
 	}
 	return ua
-}
-
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }
