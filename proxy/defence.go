@@ -50,8 +50,9 @@ type Defence struct {
 const (
 	// DefaultScoreTimeout bounds one scoring.
 	DefaultScoreTimeout = 250 * time.Millisecond
-	// DefaultChallengeTTL is how long a challenge lasts unless told.
-	DefaultChallengeTTL = 2 * time.Minute
+	// DefaultChallengeTTL is how long a challenge lasts unless told: the
+	// heavy work takes a browser a minute or two.
+	DefaultChallengeTTL = 5 * time.Minute
 )
 
 // EventChallenge is one event's bot defence at join.

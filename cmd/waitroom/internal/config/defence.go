@@ -147,7 +147,7 @@ type Work struct {
 
 // Defaults of bot_defence and events[].challenge.
 const (
-	DefaultChallengeTTL  = 2 * time.Minute
+	DefaultChallengeTTL  = 5 * time.Minute
 	DefaultSuspectMemory = 10 * time.Minute
 	DefaultBandHeavyPoW  = 30
 	DefaultBandCaptcha   = 60
