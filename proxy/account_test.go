@@ -141,3 +141,24 @@ func TestNewRefusesIdentityWithoutVerifier(t *testing.T) {
 		t.Fatal("New accepted identity sometimes")
 	}
 }
+
+// TestNoJSJoinNeedsLogin: the no-JS join form of an event that requires
+// an identity sends a browser without one to the login URL; with one, it
+// joins into the account's place.
+func TestNoJSJoinNeedsLogin(t *testing.T) {
+	r := newRig(t, withIdentity(identity.Required, "/login?next=/show/"))
+	res := r.formPost(t, newVisitor(t, "ua"), "event=show")
+	if res.status != http.StatusSeeOther || res.header.Get("Location") != "/login?next=/show/" {
+		t.Fatalf("no-JS join without a login: %d %v %s", res.status, res.header, res.body)
+	}
+	c := "shop_id=" + admission.MakeIdentity(identitySecret, "dora", t0.Add(time.Hour))
+	js := decodeStatus(t, newVisitor(t, "ua-1").do(t, "POST", r.url+"/_wr/api/join", `{"event":"show"}`, "Cookie", c))
+	v := newVisitor(t, "ua-2")
+	if res := r.formPost(t, v, "event=show", "Cookie", c); res.status != http.StatusSeeOther ||
+		!strings.HasPrefix(res.header.Get("Location"), "/_wr/nojs/status") {
+		t.Fatalf("no-JS join with a login: %d %v", res.status, res.header)
+	}
+	if st := decodeStatus(t, v.do(t, "GET", r.url+"/_wr/api/status?event=show", "")); st.Visitor != js.Visitor {
+		t.Fatalf("the no-JS browser's place %q, the account's %q", st.Visitor, js.Visitor)
+	}
+}

@@ -24,7 +24,7 @@ type Identity struct {
 	// dropped), for a front that adds it. One of cookie and header.
 	Header string `yaml:"header"`
 	// Key (HMAC-SHA256, at least 32 bytes) the origin signs identities
-	// with: account.expiry.mac, see docs/configuration.md#identity; from
+	// with: account.expiry.mac, see docs/visitor-api.md#one-place-per-account; from
 	// the environment (${WAITROOM_IDENTITY_SECRET}). One of secret and
 	// jwks_url.
 	Secret string `yaml:"secret"`
