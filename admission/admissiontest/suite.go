@@ -68,6 +68,7 @@ func Run(t *testing.T, h Harness) {
 		{"Accounts", testAccounts},
 		{"AccountsConcurrent", testAccountsConcurrent},
 		{"AccountsExpire", testAccountsExpire},
+		{"AccountsLinearizable", testAccountsLinearizable},
 		{"Control", testControl},
 		{"Controller", testController},
 		{"Slots", testSlots},
