@@ -21,6 +21,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/internal/testkit/linpart"
 )
 
 type acctInput struct {
@@ -35,23 +36,8 @@ type acctOutput struct {
 }
 
 var acctModel = porcupine.Model{
-	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-		by := map[int][]porcupine.Operation{}
-		var order []int
-		for _, op := range history {
-			a := op.Input.(acctInput).Account
-			if _, ok := by[a]; !ok {
-				order = append(order, a)
-			}
-			by[a] = append(by[a], op)
-		}
-		out := make([][]porcupine.Operation, 0, len(order))
-		for _, a := range order {
-			out = append(out, by[a])
-		}
-		return out
-	},
-	Init: func() any { return admission.VisitorID{} },
+	Partition: linpart.By(func(in any) int { return in.(acctInput).Account }),
+	Init:      func() any { return admission.VisitorID{} },
 	Step: func(state, input, output any) (bool, any) {
 		s, in, out := state.(admission.VisitorID), input.(acctInput), output.(acctOutput)
 		var none admission.VisitorID
