@@ -28,6 +28,12 @@ type JoinRequest struct {
 	// Shadow places the visitor in the shadow queue: drawn and shown a
 	// place like anyone, never admitted (needs Options.ShadowKey).
 	Shadow bool
+	// Account is the visitor's account as the origin vouched for it
+	// (verified by the proxy; "" when unknown). An account has one
+	// place per event: its first. Any later join of the account, from
+	// any device and on any replica, gets that place back
+	// (OutcomeDeduplicated), whatever else the join asks for.
+	Account string
 }
 
 // Credential proves membership of a presale lane: an invite code, or an
@@ -52,6 +58,10 @@ const (
 	OutcomeShadowed JoinOutcome = "shadowed"
 	// OutcomeRejoined is the place of the ticket the visitor presented.
 	OutcomeRejoined JoinOutcome = "rejoined"
+	// OutcomeDeduplicated is the place the visitor's account was given
+	// before, on another device or with another ticket: the join is
+	// counted once, and the ticket is issued afresh for this device.
+	OutcomeDeduplicated JoinOutcome = "deduplicated"
 	// OutcomeScheduled: the queue is not open yet; no place is given.
 	OutcomeScheduled JoinOutcome = "scheduled"
 	// OutcomeClosed: the event is closed; no place is given.
@@ -88,6 +98,10 @@ type Arrival struct {
 // when their turn has come; anyone else gets a new place in the lane
 // asked for (the shadow queue when req.Shadow), or, while the queue is not
 // open or once the event is closed or sold out, a status without a place.
+// A join with an account whose place is recorded gets that place
+// (OutcomeDeduplicated, or OutcomeRejoined when it presented that
+// place's ticket): a presale credential it brings is neither checked nor
+// spent, and a shadowed account stays shadowed.
 // Errors: ErrUnknownEvent, ErrUnknownLane, the credential errors of
 // presale lanes (ErrNotAllowed, ErrInviteUsed), ErrStoreDown.
 func (e *Engine) Arrive(ctx context.Context, id string, req JoinRequest) (Arrival, error) {
@@ -96,6 +110,17 @@ func (e *Engine) Arrive(ctx context.Context, id string, req JoinRequest) (Arriva
 		return Arrival{}, err
 	}
 	now := e.clock()
+	var account string
+	if req.Account != "" {
+		account = AccountKey(req.Account)
+		p, ok, err := e.opts.Store.AccountPlace(ctx, id, account)
+		if err != nil {
+			return Arrival{}, fmt.Errorf("%w: %v", ErrStoreDown, err)
+		}
+		if ok {
+			return e.accountArrival(ctx, ev, p, &req, now)
+		}
+	}
 	if req.Credential.Invite != "" {
 		inv, ok := NormalizeInvite(req.Credential.Invite)
 		if !ok {
@@ -109,6 +134,18 @@ func (e *Engine) Arrive(ctx context.Context, id string, req JoinRequest) (Arriva
 		}
 	}
 	if old := req.Existing; old != nil && old.Event == id && !switchesLane(old, &req) {
+		if account != "" {
+			// A visitor who logs in while holding a place: that
+			// place becomes the account's, unless another device
+			// of the account was placed first.
+			p, first, err := e.opts.Store.PlaceAccount(ctx, id, account, placeOf(*old), accountForget(*old))
+			if err != nil {
+				return Arrival{}, fmt.Errorf("%w: %v", ErrStoreDown, err)
+			}
+			if !first {
+				return e.accountArrival(ctx, ev, p, &req, now)
+			}
+		}
 		res, err := e.status(ctx, ev, *old, now)
 		a := Arrival{Outcome: OutcomeRejoined, Status: res.Status, Placed: err == nil, Ticket: res.Ticket,
 			Issue: res.Ticket != *old, Pass: res.Pass}
@@ -161,8 +198,23 @@ func (e *Engine) Arrive(ctx context.Context, id string, req JoinRequest) (Arriva
 	if err != nil {
 		return Arrival{}, fmt.Errorf("admission: no randomness: %w", err)
 	}
-	t, err := ev.place(ctx, l, v, req.Binding, now)
-	if err != nil {
+	t := NewTicket(&ev.cfg, l.cfg.Name, v, req.Binding, now)
+	if account != "" {
+		// The account's place is recorded before the visitor joins
+		// the tranche, so that of two devices joining at once only
+		// one becomes a member. Should the append then fail, the
+		// place is a member of no tranche: its first status finds it
+		// missing from the draw and places it in the current
+		// tranche (see rejoin).
+		p, first, err := e.opts.Store.PlaceAccount(ctx, id, account, placeOf(t), accountForget(t))
+		if err != nil {
+			return Arrival{}, fmt.Errorf("%w: %v", ErrStoreDown, err)
+		}
+		if !first {
+			return e.accountArrival(ctx, ev, p, &req, now)
+		}
+	}
+	if err := ev.join(ctx, l, t); err != nil {
 		return Arrival{}, err
 	}
 	res, err := e.status(ctx, ev, t, now)
@@ -232,18 +284,23 @@ func (e *Engine) Join(ctx context.Context, id string, req JoinRequest) (Ticket, 
 // place appends v to the lane's current tranche and returns its ticket.
 func (ev *event) place(ctx context.Context, l *lane, v VisitorID, binding string, now time.Time) (Ticket, error) {
 	t := NewTicket(&ev.cfg, l.cfg.Name, v, binding, now)
+	return t, ev.join(ctx, l, t)
+}
+
+// join appends the visitor of ticket t, of lane l, to its tranche.
+func (ev *event) join(ctx context.Context, l *lane, t Ticket) error {
 	if ev.cfg.openFromStart && int64(t.Tranche) > l.seeded.Load() {
 		// The first join of a tranche of an event open from the start
 		// seeds it (see seedAndDraw), before the member is in it.
 		if _, err := ev.seed(ctx, l, t.Tranche); err != nil {
-			return Ticket{}, fmt.Errorf("%w: %v", ErrStoreDown, err)
+			return fmt.Errorf("%w: %v", ErrStoreDown, err)
 		}
 		l.seeded.Store(int64(t.Tranche))
 	}
-	if err := ev.e.opts.Store.AppendMember(ctx, ev.cfg.ID, l.cfg.Name, t.Tranche, v); err != nil {
-		return Ticket{}, fmt.Errorf("%w: %v", ErrStoreDown, err)
+	if err := ev.e.opts.Store.AppendMember(ctx, ev.cfg.ID, l.cfg.Name, t.Tranche, t.Visitor); err != nil {
+		return fmt.Errorf("%w: %v", ErrStoreDown, err)
 	}
-	return t, nil
+	return nil
 }
 
 // NewTicket is the ticket of visitor v joining lane of cfg's event at now:

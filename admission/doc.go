@@ -23,7 +23,10 @@
 // place, the shadow queue when the bot defence asks for it, a returning
 // visitor's place and pass, or a status without a place before opening,
 // once closed or sold out), Status answers a poll. Shadow visitors are
-// marked in their ids and never admitted (shadow.go).
+// marked in their ids and never admitted (shadow.go). A join with an
+// account the origin vouched for (JoinRequest.Account) gets the account's
+// first place, recorded atomically in the store, on every device and
+// replica (account.go); the origin's signed identity is identity.go.
 //
 // The Engine runs the queues over a Store: memstore (embedded, one
 // process) or redisstore (several replicas; one leader per event, elected

@@ -59,6 +59,19 @@ func (b VisitorBar) Merge(o VisitorBar) VisitorBar {
 	return b
 }
 
+// AccountPlace is the place an account was given in an event: what its
+// first ticket says, less the device binding and the number (which the
+// draw gives), so that the account's next join, on any device and any
+// replica, gets that place back.
+type AccountPlace struct {
+	Visitor VisitorID `json:"visitor"`
+	Lane    string    `json:"lane"`
+	Tranche int       `json:"tranche"`
+	// IssuedAt and ExpiresAt are the first ticket's (whole seconds).
+	IssuedAt  time.Time `json:"issued_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
 // Next is the first number after the draw.
 func (d Draw) Next() uint64 { return d.First + d.Count }
 
@@ -69,7 +82,7 @@ func (d Draw) Next() uint64 { return d.First + d.Count }
 // by several processes.
 //
 // Durability: AppendMember, Seed, RecordDraw, Advance, Revoke,
-// BarVisitors, UseInvite and SetControl are durable when they return. Claim, MarkUsed and
+// BarVisitors, UseInvite, PlaceAccount and SetControl are durable when they return. Claim, MarkUsed and
 // SaveController may be batched (flushed at least once a second and on Close): losing the
 // last second of them after a crash only blurs a measurement. An
 // operation whose context ends may still take effect.
@@ -147,6 +160,17 @@ type Store interface {
 	// first use. Uses are remembered at least until forget (zero: for
 	// ever; a time already past: not at all).
 	UseInvite(ctx context.Context, event, code string, forget time.Time) (first bool, err error)
+
+	// PlaceAccount records p as an account's place in an event unless
+	// the account has one already, and returns the place recorded and
+	// whether it is p: concurrent calls for one account, on any replica,
+	// all return the one place the first of them recorded. account is
+	// the engine's key for the account (AccountKey), never empty. The
+	// place is remembered until forget (a time already past: not at all,
+	// and p is returned as first). AccountPlace reads an account's place
+	// (ok false when it has none in force). Durable when it returns.
+	PlaceAccount(ctx context.Context, event, account string, p AccountPlace, forget time.Time) (AccountPlace, bool, error)
+	AccountPlace(ctx context.Context, event, account string) (p AccountPlace, ok bool, err error)
 
 	// SetControl and Control store and read an operator's overrides.
 	SetControl(ctx context.Context, event string, c Control) error

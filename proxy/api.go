@@ -274,8 +274,12 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 		return
 	}
 	now := p.clock()
+	account, ok := p.account(ctx, ev, now)
+	if !ok {
+		return
+	}
 	b := p.opts.Binding.binder(ctx.Request.Header.UserAgent(), ip)
-	jr := admission.JoinRequest{Lane: req.Lane, Binding: b.hash().String(),
+	jr := admission.JoinRequest{Lane: req.Lane, Binding: b.hash().String(), Account: account,
 		Credential: admission.Credential{Invite: req.Invite, Account: req.Account, AccountProof: req.AccountProof}}
 	if jr.Credential.Invite != "" && !p.inviteAllowed(ctx, ev, ip, now) {
 		ev.counts.joins("refused").Inc()

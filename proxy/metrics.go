@@ -14,6 +14,7 @@ import (
 type metrics struct {
 	requests     *prometheus.CounterVec
 	joinsVec     *prometheus.CounterVec
+	identityVec  *prometheus.CounterVec
 	passesIssued *prometheus.CounterVec
 	renewedVec   *prometheus.CounterVec
 	badPasses    *prometheus.CounterVec
@@ -67,13 +68,20 @@ func (c *eventCounts) joins(result string) prometheus.Counter {
 	return c.m.joinsVec.WithLabelValues(c.id, result)
 }
 
+func (c *eventCounts) identity(result string) prometheus.Counter {
+	return c.m.identityVec.WithLabelValues(c.id, result)
+}
+
 func newMetrics(reg prometheus.Registerer, engine *admission.Engine) (*metrics, error) {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_requests_total",
 			Help: "Requests through the gate, by route action and outcome (forwarded, bypassed, crawler, room, blocked, passed: let straight through with a new pass, maintenance)."},
 			[]string{"action", "outcome"}),
 		joinsVec: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_joins_total",
-			Help: "Join requests by event and result (joined, shadowed, rejoined, passed: admitted at once in threshold mode or passthrough, scheduled, sold_out, closed, refused)."},
+			Help: "Join requests by event and result (joined, shadowed, rejoined, deduplicated: the place the account was given before, passed: admitted at once in threshold mode or passthrough, scheduled, sold_out, closed, login_required: refused for want of a valid identity, refused)."},
+			[]string{"event", "result"}),
+		identityVec: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_identity_total",
+			Help: "Identities read at join in events with identity optional or required, by event and result (verified, missing, invalid, unavailable: the origin's key set could not be fetched)."},
 			[]string{"event", "result"}),
 		passesIssued: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_passes_issued_total",
 			Help: "Passes handed to admitted visitors."}, []string{"event"}),
@@ -120,7 +128,7 @@ func newMetrics(reg prometheus.Registerer, engine *admission.Engine) (*metrics, 
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.joinsVec, m.passesIssued, m.renewedVec, m.badPasses, m.noTicket,
+	for _, c := range []prometheus.Collector{m.requests, m.joinsVec, m.identityVec, m.passesIssued, m.renewedVec, m.badPasses, m.noTicket,
 		m.shed, m.originErrors, m.rateLimited, m.badRequests, m.refusedVec, m.bypassVec, m.passCache, &queueCollector{engine: engine},
 		m.extra[0], m.extra[1], m.extra[2]} {
 		if err := reg.Register(c); err != nil {

@@ -139,8 +139,13 @@ func (p *Proxy) noJSJoin(ctx *fasthttp.RequestCtx) {
 	if form.Return == "" {
 		ret = p.noJSReturn(ev, refererPath(ctx.Request.Header.Referer()))
 	}
+	account, ok := p.noJSAccount(ctx, ev, now)
+	if !ok {
+		count(ev.ID, "login_required")
+		return
+	}
 	b := p.opts.Binding.binder(ctx.Request.Header.UserAgent(), ip)
-	jr := admission.JoinRequest{Binding: b.hash().String()}
+	jr := admission.JoinRequest{Binding: b.hash().String(), Account: account}
 	if t, ok := p.ticket(ctx, ev, &b, now); ok {
 		jr.Existing = &t.Ticket
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/internal/ascii"
 	"github.com/waitroom/waitroom/proxy/httpguard"
+	"github.com/waitroom/waitroom/proxy/identity"
 	"github.com/waitroom/waitroom/proxy/meter"
 	"github.com/waitroom/waitroom/proxy/netlimit"
 	"github.com/waitroom/waitroom/proxy/ratelimit"
@@ -71,6 +72,9 @@ type Options struct {
 	// Defence is the bot defence of the events with a challenge; nil when
 	// no event has one.
 	Defence *Defence
+	// Identity reads who the origin says is logged in, for the events
+	// whose Identity is optional or required; nil when none is.
+	Identity *identity.Verifier
 	// Notify, when set, is told of joins and admissions (for event sinks).
 	// It must not block.
 	Notify func(Notice)
@@ -109,6 +113,13 @@ type Event struct {
 	PositionDisplay PositionDisplay
 	// Challenge is the bot defence at join; nil lets anyone join.
 	Challenge *EventChallenge
+	// Identity says whether a join reads the visitor's identity
+	// (Options.Identity) to give one place per account: off (""),
+	// optional or required.
+	Identity identity.Mode
+	// LoginURL is where a visitor refused for want of an identity is
+	// sent to log in (the page links to it; "" shows no link).
+	LoginURL string
 }
 
 // Notice is something that happened to a visitor, for event sinks.

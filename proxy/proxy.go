@@ -15,6 +15,7 @@ import (
 
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/proxy/httpguard"
+	"github.com/waitroom/waitroom/proxy/identity"
 	"github.com/waitroom/waitroom/proxy/meter"
 	"github.com/waitroom/waitroom/proxy/netlimit"
 	"github.com/waitroom/waitroom/proxy/ratelimit"
@@ -257,6 +258,17 @@ func New(opts Options) (*Proxy, error) {
 		}
 		if e.Challenge != nil && opts.Defence == nil {
 			errs = append(errs, fmt.Errorf("proxy: event %q has a challenge but there is no bot defence", e.ID))
+		}
+		switch e.Identity {
+		case "":
+			e.Identity = identity.Off
+		case identity.Off:
+		case identity.Optional, identity.Required:
+			if opts.Identity == nil {
+				errs = append(errs, fmt.Errorf("proxy: event %q reads the identity but there is no identity verifier", e.ID))
+			}
+		default:
+			errs = append(errs, fmt.Errorf("proxy: event %q: identity %q", e.ID, e.Identity))
 		}
 		if _, ok := httpguard.SameSitePath([]byte(e.LandingPath)); !ok {
 			errs = append(errs, fmt.Errorf("proxy: event %q: landing path %q is not a same-site path", e.ID, e.LandingPath))

@@ -48,14 +48,15 @@ func TestGoldenRoomPage(t *testing.T) {
 // The page is meant for phones on slow networks: keep it small. (The
 // bot defence's join flow took it from 8 to 9 KiB gzipped; the solver
 // itself is loaded only when a challenge asks for work. The invite-code
-// field of presale events and the latecomer's draw text took it to 9.5.)
+// field of presale events and the latecomer's draw text took it to 9.5;
+// the login prompt of events with one place per account to 9.75.)
 func TestPageSizeBudget(t *testing.T) {
 	p := mustNew(t, summer())
 	for _, lang := range Languages() {
 		raw, gz := p.Room("summer", []byte(lang)), p.RoomGzip("summer", []byte(lang))
 		t.Logf("%s: %d bytes, %d gzipped", lang, len(raw), len(gz))
-		if len(raw) > 27<<10+512 || len(gz) > 9<<10+512 {
-			t.Errorf("%s page is %d bytes (%d gzipped): over the budget of 27.5 KiB (9.5 KiB gzipped)", lang, len(raw), len(gz))
+		if len(raw) > 28<<10+512 || len(gz) > 9<<10+768 {
+			t.Errorf("%s page is %d bytes (%d gzipped): over the budget of 28.5 KiB (9.75 KiB gzipped)", lang, len(raw), len(gz))
 		}
 	}
 }

@@ -44,6 +44,8 @@ func testPersistence(t *testing.T, h Harness) {
 	if !useInvite(t, s, ev, "code-1", time.Now().Add(time.Hour)) {
 		t.Fatal("first use is not first")
 	}
+	acct := place(v[1], "presale", 0)
+	placeAccount(t, s, ev, "acct-1", acct, time.Now().Add(time.Hour))
 	ctl := admission.Control{Paused: true, Caps: &admission.Caps{MaxActive: 5}}
 	check(t, s.SetControl(ctx, ev, ctl))
 	check(t, s.SaveController(ctx, ev, []byte("controller state")))
@@ -87,6 +89,9 @@ func testPersistence(t *testing.T, h Harness) {
 	}
 	if useInvite(t, s, ev, "code-1", time.Now().Add(time.Hour)) {
 		t.Fatal("an invite used before the reopen is first again")
+	}
+	if got, ok := accountPlace(t, s, ev, "acct-1"); !ok || !samePlace(got, acct) {
+		t.Fatalf("AccountPlace after reopen = %+v, %v", got, ok)
 	}
 	if got, err := s.Control(ctx, ev); err != nil || !reflect.DeepEqual(got, ctl) {
 		t.Fatalf("Control after reopen = %+v, %v", got, err)

@@ -1,8 +1,8 @@
 // Run, the suite's one entry point, and the helpers every group of cases
 // shares. The cases sit by concern: members.go, draws.go (seeds and
 // draws), serving.go (counters and claims), uses.go (pass uses),
-// passes.go (revocations, bars, invites), control.go (control, controller state, lease) and
-// persistence.go.
+// passes.go (revocations, bars, invites), accounts.go (accounts' places),
+// control.go (control, controller state, lease) and persistence.go.
 
 package admissiontest
 
@@ -65,6 +65,10 @@ func Run(t *testing.T, h Harness) {
 		{"VisitorBarsExpire", testVisitorBarsExpire},
 		{"Invites", testInvites},
 		{"InvitesConcurrent", testInvitesConcurrent},
+		{"Accounts", testAccounts},
+		{"AccountsConcurrent", testAccountsConcurrent},
+		{"AccountsExpire", testAccountsExpire},
+		{"AccountsLinearizable", testAccountsLinearizable},
 		{"Control", testControl},
 		{"Controller", testController},
 		{"Slots", testSlots},

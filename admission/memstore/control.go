@@ -152,6 +152,57 @@ func (s *Store) UseInvite(ctx context.Context, event, code string, forget time.T
 	return true, nil
 }
 
+// PlaceAccount implements admission.Store. forget is kept to the
+// millisecond; a zero forget is a time past.
+func (s *Store) PlaceAccount(ctx context.Context, event, account string, p admission.AccountPlace, forget time.Time) (admission.AccountPlace, bool, error) {
+	if err := s.enter(event); err != nil {
+		return admission.AccountPlace{}, false, err
+	}
+	defer s.life.RUnlock()
+	now := s.now()
+	fm := forget.UnixMilli()
+	e := s.event(event, true)
+	e.mu.Lock()
+	if r, ok := e.accounts[account]; ok && r.Forget > now {
+		gen := e.gen
+		e.mu.Unlock()
+		return r.Place, false, e.persist(ctx, gen, false)
+	}
+	if forget.IsZero() || fm <= now {
+		delete(e.accounts, account)
+		e.mu.Unlock()
+		return p, true, nil
+	}
+	e.accounts[account] = accountRecord{Place: p, Forget: fm}
+	gen := e.changed()
+	e.mu.Unlock()
+	if err := e.persist(ctx, gen, false); err != nil {
+		return admission.AccountPlace{}, false, err
+	}
+	return p, true, nil
+}
+
+// AccountPlace implements admission.Store.
+func (s *Store) AccountPlace(ctx context.Context, event, account string) (admission.AccountPlace, bool, error) {
+	if err := s.enter(event); err != nil {
+		return admission.AccountPlace{}, false, err
+	}
+	defer s.life.RUnlock()
+	e := s.event(event, false)
+	if e == nil {
+		return admission.AccountPlace{}, false, nil
+	}
+	now := s.now()
+	e.mu.Lock()
+	r, ok := e.accounts[account]
+	gen := e.gen
+	e.mu.Unlock()
+	if !ok || r.Forget <= now {
+		return admission.AccountPlace{}, false, e.persist(ctx, gen, false)
+	}
+	return r.Place, true, e.persist(ctx, gen, false)
+}
+
 // SetControl implements admission.Store.
 func (s *Store) SetControl(ctx context.Context, event string, c admission.Control) error {
 	if err := s.enter(event); err != nil {

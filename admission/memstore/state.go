@@ -53,6 +53,7 @@ type event struct {
 	revoked    map[string]int64                  // pass id → until (Unix ms)
 	bars       map[admission.VisitorID]barRecord // visitor bars in force
 	invites    map[string]int64                  // code → forget (Unix ms; 0: never)
+	accounts   map[string]accountRecord          // account key → its place
 	control    admission.Control
 	controller []byte
 	// Pass-through slots (not persisted): left of the last grant, taken
@@ -73,7 +74,8 @@ func newEvent(s *Store, name string) *event {
 	return &event{s: s, name: name, dir: filepath.Join(s.opts.Dir, "events", escape(name)),
 		tranches: map[trancheKey]*memberLog{}, seeds: map[trancheKey][]byte{},
 		draws: map[string][]admission.Draw{}, serving: map[string]uint64{}, claims: map[string][]byte{},
-		used: map[string][]byte{}, revoked: map[string]int64{}, bars: map[admission.VisitorID]barRecord{}, invites: map[string]int64{}}
+		used: map[string][]byte{}, revoked: map[string]int64{}, bars: map[admission.VisitorID]barRecord{}, invites: map[string]int64{},
+		accounts: map[string]accountRecord{}}
 }
 
 // ensureDir creates the event's directory and makes its entry durable.
@@ -222,6 +224,7 @@ type stateFile struct {
 	Revoked    map[string]int64            `json:"revoked,omitempty"`
 	Bars       []barRecord                 `json:"bars,omitempty"`
 	Invites    map[string]int64            `json:"invites,omitempty"`
+	Accounts   map[string]accountRecord    `json:"accounts,omitempty"`
 	Control    admission.Control           `json:"control"`
 	Controller []byte                      `json:"controller,omitempty"`
 }
@@ -232,6 +235,13 @@ type barRecord struct {
 	From    int64               `json:"from"`
 	Until   int64               `json:"until"`
 	Reason  admission.BarReason `json:"reason"`
+}
+
+// accountRecord is an account's place as kept and written, with when it
+// may be forgotten (Unix ms).
+type accountRecord struct {
+	Place  admission.AccountPlace `json:"place"`
+	Forget int64                  `json:"forget"`
 }
 
 type seedRecord struct {
@@ -262,9 +272,14 @@ func (e *event) capture() (*stateFile, uint64) {
 			delete(e.invites, code)
 		}
 	}
+	for a, r := range e.accounts {
+		if r.Forget <= now {
+			delete(e.accounts, a)
+		}
+	}
 	st := &stateFile{Format: stateFormat, Event: e.name, Draws: map[string][]admission.Draw{},
 		Serving: maps.Clone(e.serving), Claims: map[string][]byte{}, Used: map[string][]byte{}, Revoked: maps.Clone(e.revoked),
-		Invites: maps.Clone(e.invites), Control: copyControl(e.control), Controller: e.controller}
+		Invites: maps.Clone(e.invites), Accounts: maps.Clone(e.accounts), Control: copyControl(e.control), Controller: e.controller}
 	for _, b := range e.bars {
 		st.Bars = append(st.Bars, b)
 	}
@@ -322,6 +337,7 @@ func (e *event) loadState() error {
 		e.bars[b.Visitor] = b
 	}
 	maps.Copy(e.invites, st.Invites)
+	maps.Copy(e.accounts, st.Accounts)
 	e.control = st.Control
 	if len(st.Controller) > 0 {
 		e.controller = st.Controller

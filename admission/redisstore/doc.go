@@ -17,6 +17,7 @@
 //	p bars                   visitor bars (hash: 16 raw bytes -> "from:until:reason", ms)
 //	p barexp                 their expiry (zset: score until, member visitor; pruned on use)
 //	p inv:<code>             an invite use (SET NX PXAT forget)
+//	p acct:<key>             an account's place (JSON; SET NX GET PXAT forget)
 //	p control                an operator's overrides (JSON)
 //	p controller             the controller's state (raw bytes)
 //	p lease                  the leader's id (SET PX ttl, renewed by compare-and-extend)
@@ -40,8 +41,8 @@
 // counter acknowledged after them. With no, Redis refuses the torn file
 // and redis-check-aof --fix cuts the block whole. New logs an error (or,
 // with RequirePersistence, refuses) otherwise.
-// Nothing is expired automatically except leases and invite uses: an
-// event's keys stay until an operator deletes them.
+// Nothing is expired automatically except leases, invite uses and
+// accounts' places: an event's keys stay until an operator deletes them.
 //
 // It is not for a single process with no Redis around: memstore is the
 // embedded store.

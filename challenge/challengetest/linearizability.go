@@ -12,6 +12,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/waitroom/waitroom/challenge"
+	"github.com/waitroom/waitroom/internal/testkit/linpart"
 )
 
 // The linearizability check runs concurrent clients that redeem ids from
@@ -39,23 +40,8 @@ type linOutput struct{ OK bool }
 
 // linModel is the state of one id: redeemed or not.
 var linModel = porcupine.Model{
-	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-		byID := map[int][]porcupine.Operation{}
-		var order []int
-		for _, op := range history {
-			id := op.Input.(linInput).ID
-			if _, ok := byID[id]; !ok {
-				order = append(order, id)
-			}
-			byID[id] = append(byID[id], op)
-		}
-		out := make([][]porcupine.Operation, 0, len(order))
-		for _, id := range order {
-			out = append(out, byID[id])
-		}
-		return out
-	},
-	Init: func() any { return false },
+	Partition: linpart.By(func(in any) int { return in.(linInput).ID }),
+	Init:      func() any { return false },
 	Step: func(state, input, output any) (bool, any) {
 		redeemed, ok := state.(bool), output.(linOutput).OK
 		if ok {

@@ -443,6 +443,10 @@
       problem(t("msg_blocked"));
       return;
     }
+    if (res.status === 401 && b && /^(login_required|identity_invalid)$/.test(b.error)) {
+      loginNeeded(b);
+      return;
+    }
     if (res.status === 429) {
       var ra = retryAfter(res.retryAfter);
       later(ra * (1 + Math.random() * 0.25), again);
@@ -489,6 +493,19 @@
     announce(t("h_error") + ". " + msg, true);
   }
 
+  // The event gives one place per account, and the shop did not say who
+  // is logged in (or the login ran out): a link to log in, if it has one.
+  function loginNeeded(b) {
+    var u = b.login_url, a = $("wr-login");
+    problem(t("msg_login"));
+    setText("wr-headline", t("h_login"));
+    if (a && (sitePath(u) || /^https:\/\/[^\/\\]/.test(u))) {
+      a.href = u;
+      show("wr-retry", false);
+      show("wr-login", true);
+    }
+  }
+
   function retryButton(label) {
     var b = setText("wr-retry", label);
     show("wr-retry", true);
@@ -508,7 +525,7 @@
   // --- rendering --------------------------------------------------------
 
   function hideAll() {
-    ["wr-position", "wr-bar", "wr-eta", "wr-countdown", "wr-draw", "wr-actions", "wr-continue", "wr-retry", "wr-captcha"].forEach(function (id) {
+    ["wr-position", "wr-bar", "wr-eta", "wr-countdown", "wr-draw", "wr-actions", "wr-continue", "wr-login", "wr-retry", "wr-captcha"].forEach(function (id) {
       show(id, false);
     });
   }

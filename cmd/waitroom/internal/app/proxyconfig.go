@@ -20,6 +20,7 @@ import (
 	"github.com/waitroom/waitroom/plugins/iplist"
 	"github.com/waitroom/waitroom/proxy"
 	"github.com/waitroom/waitroom/proxy/httpguard"
+	"github.com/waitroom/waitroom/proxy/identity"
 	"github.com/waitroom/waitroom/proxy/netlimit"
 	"github.com/waitroom/waitroom/proxy/ratelimit"
 	"github.com/waitroom/waitroom/proxy/target"
@@ -113,9 +114,16 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 	}
 	o.Routes, o.Unmatched = Routes(w.cfg)
 	o.PathParameters, o.DefaultHost = pathParameters(s.PathParameters), s.DefaultHost
+	if o.Identity, err = w.cfg.Identity.Verifier(); err != nil {
+		return proxy.Options{}, fmt.Errorf("identity: %w", err)
+	}
 	for _, e := range w.cfg.Events {
-		o.Events = append(o.Events, proxy.Event{ID: e.ID, LandingPath: e.LandingPath,
-			PositionDisplay: proxy.PositionDisplay(e.PositionDisplay)})
+		pe := proxy.Event{ID: e.ID, LandingPath: e.LandingPath,
+			PositionDisplay: proxy.PositionDisplay(e.PositionDisplay), Identity: identity.Mode(e.Identity)}
+		if pe.Identity != identity.Off {
+			pe.LoginURL = w.cfg.Identity.LoginURL
+		}
+		o.Events = append(o.Events, pe)
 	}
 	return o, nil
 }

@@ -42,6 +42,9 @@ type Config struct {
 	// Bot defence shared by the events whose challenge is on: the
 	// challenge key, risk signals, external scorer, CAPTCHA providers.
 	BotDefence BotDefence `yaml:"bot_defence"`
+	// How the origin tells waitroom who is logged in, for the events whose
+	// identity is optional or required (one place per account).
+	Identity Identity `yaml:"identity"`
 	// Event sinks: plugins told of joins, admissions, holds, sales and
 	// sell-outs (webhook).
 	Sinks []Sink `yaml:"sinks"`
@@ -208,7 +211,8 @@ func Default() *Config {
 			SuspectMemory: Duration(DefaultSuspectMemory),
 			Captcha:       []NamedPlugin{},
 		},
-		Sinks:  []Sink{},
-		Events: []Event{},
+		Identity: DefaultIdentity(),
+		Sinks:    []Sink{},
+		Events:   []Event{},
 	}
 }

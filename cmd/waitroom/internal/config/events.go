@@ -75,6 +75,13 @@ type Event struct {
 	// score bands, proof-of-work sizes and CAPTCHA provider (see
 	// EventChallenge). Off lets anyone join with a plain POST.
 	Challenge EventChallenge `yaml:"challenge"`
+	// One place per account: off (every join is a new place), optional
+	// (a join with a valid identity, see the identity section, gets the
+	// account's first place back; one without joins anonymously) or
+	// required (a join without a valid identity is refused with 401
+	// login_required or identity_invalid, and the page asks the visitor to
+	// log in).
+	Identity IdentityMode `yaml:"identity"`
 	// Id of the event in the seat-hold sidecar, linking the queue to its
 	// remaining seats: admission is bounded by them and the queue closes
 	// as sold out when none are left. Needs serve.inventory.url or
@@ -264,6 +271,7 @@ func DefaultEvent() Event {
 		CompleteGrace:   Duration(admission.DefaultCompleteGrace),
 		PositionDisplay: DefaultPositionDisplay,
 		Challenge:       defaultEventChallenge(),
+		Identity:        DefaultIdentityMode,
 		VisitorsPerSeat: admission.DefaultVisitorsPerSeat,
 		Controller: Controller{
 			Tick:            Duration(admission.DefaultTick),

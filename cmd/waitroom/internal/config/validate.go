@@ -98,6 +98,7 @@ func ValidateFor(c *Config, roles Role) error {
 	v.routes("routes", c)
 	v.events("events", c)
 	v.defence("bot_defence", &c.BotDefence, c)
+	v.identity("identity", &c.Identity, c)
 	return errors.Join(v.errs...)
 }
 
