@@ -68,6 +68,11 @@ type JA4Options struct {
 	Bad []JA4Entry
 	// Good fingerprints: those of real browsers; suspicion 0.
 	Good []string
+	// Data are fingerprints from a data file (DefaultFingerprints, an
+	// operator's): tools count as Bad with suspicion 1, browsers as Good.
+	// A fingerprint also in Bad or Good keeps that entry's judgement, and
+	// one listed in Data under several clients counts once.
+	Data []Fingerprint
 	// Unknown is the suspicion of a fingerprint in neither list, 0 to 1.
 	// It is meaningful with a Good list that covers the browsers visitors
 	// use; without one, every visitor is unknown.
@@ -85,10 +90,10 @@ type JA4Signal struct {
 
 // NewJA4Signal returns a JA4Signal for o. It fails, listing every
 // problem, for an invalid fingerprint, a suspicion outside 0..1 or a
-// fingerprint listed twice (also as both bad and good).
+// fingerprint listed twice in Bad and Good (also as both bad and good).
 func NewJA4Signal(o JA4Options) (*JA4Signal, error) {
 	var errs []error
-	s := &JA4Signal{known: make(map[string]float64, len(o.Bad)+len(o.Good)), unknown: o.Unknown}
+	s := &JA4Signal{known: make(map[string]float64, len(o.Bad)+len(o.Good)+len(o.Data)), unknown: o.Unknown}
 	add := func(what string, i int, fp string, sus float64) {
 		switch {
 		case !ValidJA4(fp):
@@ -109,6 +114,20 @@ func NewJA4Signal(o JA4Options) (*JA4Signal, error) {
 	}
 	for i, fp := range o.Good {
 		add("good", i, fp, 0)
+	}
+	for _, f := range o.Data {
+		if _, dup := s.known[f.JA4]; dup {
+			continue
+		}
+		if !ValidJA4(f.JA4) {
+			errs = append(errs, fmt.Errorf("%w: data %s %q", ErrInvalidJA4, f.Client, f.JA4))
+			continue
+		}
+		if f.Kind == FingerprintTool {
+			s.known[f.JA4] = 1
+		} else {
+			s.known[f.JA4] = 0
+		}
 	}
 	if !(o.Unknown >= 0 && o.Unknown <= 1) {
 		errs = append(errs, fmt.Errorf("challenge: unknown suspicion %v is not 0 to 1", o.Unknown))

@@ -80,3 +80,26 @@ func TestNewJA4SignalInvalid(t *testing.T) {
 		}
 	}
 }
+
+// Fingerprint data: tools are bad, browsers good, and the lists given
+// override it.
+func TestJA4SignalData(t *testing.T) {
+	s, err := NewJA4Signal(JA4Options{
+		Data: append(DefaultFingerprints(), Fingerprint{Client: "curl-again", Kind: FingerprintTool, JA4: ja4Curl}),
+		Bad:  []JA4Entry{{ja4Python, 0.5}},
+		Good: []string{ja4Tool},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ja4, want := range map[string]Finding{
+		ja4Curl:     {1, ReasonJA4KnownBad},
+		ja4Chromium: {},
+		ja4Python:   {0.5, ReasonJA4KnownBad},
+		ja4Tool:     {},
+	} {
+		if got, _ := s.Check(context.Background(), &Request{JA4: ja4}); got != want {
+			t.Errorf("%s: %+v, want %+v", ja4, got, want)
+		}
+	}
+}
