@@ -22,6 +22,13 @@ import (
 // repeated names after the first are skipped. It allocates only the
 // returned string.
 func HeaderFingerprint(hs []Header) string {
+	sum := headerFingerprintSum(hs)
+	return hex.EncodeToString(sum[:])
+}
+
+// headerFingerprintSum is HeaderFingerprint before hex: the first 6 bytes
+// of the hash. It allocates nothing.
+func headerFingerprintSum(hs []Header) [6]byte {
 	h := sha256.New()
 	var seen [len(fingerprintHeaders)]bool
 	var buf [32]byte
@@ -44,9 +51,13 @@ func HeaderFingerprint(hs []Header) string {
 		}
 	}
 	h.Write([]byte{'|'})
-	h.Write([]byte(hints))
+	for len(hints) > 0 { // in pieces: []byte(hints) would allocate
+		n := copy(buf[:], hints)
+		h.Write(buf[:n])
+		hints = hints[n:]
+	}
 	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0])[:6])
+	return [6]byte(h.Sum(sum[:0]))
 }
 
 // fingerprintHeaders are the headers a browser sends on every fetch, GET

@@ -18,7 +18,12 @@ func TestSignalAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rate, err := NewRateSignal(RateOptions{Window: time.Minute, PerIP: RateLimit{20, 120}, PerPrefix: RateLimit{100, 1000}, MaxKeys: 10})
+	rate, err := NewRateSignal(RateOptions{Window: time.Minute, PerIP: RateLimit{20, 120}, PerPrefix: RateLimit{100, 1000},
+		PerFingerprint: RateLimit{100, 1000}, Long: RateWindow{Window: time.Hour, PerIP: RateLimit{20, 120}}, MaxKeys: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := NewConsistencySignal(ConsistencyOptions{Data: DefaultFingerprints()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,6 +45,7 @@ func TestSignalAllocs(t *testing.T) {
 		{"headers tool", h, hdrReq("Host: x\nUser-Agent: curl/8.5.0")},
 		{"ja4", j, chrome},
 		{"rate", rate, chrome},
+		{"consistency", cons, chrome},
 		{"known bad", kb, chrome},
 	}
 	for _, tt := range tests {

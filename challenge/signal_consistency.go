@@ -2,6 +2,7 @@ package challenge
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 )
@@ -69,10 +70,10 @@ type ConsistencyOptions struct {
 // The strongest finding counts. A request whose User-Agent claims no
 // browser (a tool's, or none: HeaderSignal's business) is not judged, nor
 // is the JA4 of a request without one. It is immutable and safe for
-// concurrent use.
+// concurrent use; Check allocates nothing.
 type ConsistencySignal struct {
 	ja4     map[string]Fingerprint // JA4 → its first entry
-	headers map[string]bool        // tools' header fingerprints
+	headers map[[6]byte]bool       // tools' header fingerprints
 	ciphers [famWebKit + 1]map[string]bool
 }
 
@@ -82,7 +83,7 @@ var ErrInvalidConsistency = errors.New("challenge: invalid consistency signal op
 // NewConsistencySignal returns a ConsistencySignal for o; data entries
 // that are not valid (see ParseFingerprints) are an error.
 func NewConsistencySignal(o ConsistencyOptions) (*ConsistencySignal, error) {
-	s := &ConsistencySignal{ja4: map[string]Fingerprint{}, headers: map[string]bool{}}
+	s := &ConsistencySignal{ja4: map[string]Fingerprint{}, headers: map[[6]byte]bool{}}
 	var errs []error
 	for i, f := range o.Data {
 		fam := familyOf(f.Family)
@@ -104,7 +105,12 @@ func NewConsistencySignal(o ConsistencyOptions) (*ConsistencySignal, error) {
 			s.ja4[f.JA4] = f
 		}
 		if f.Kind == FingerprintTool && f.Headers != "" {
-			s.headers[f.Headers] = true
+			var sum [6]byte
+			if n, err := hex.Decode(sum[:], []byte(f.Headers)); err != nil || n != len(sum) || !validHeaderFingerprint(f.Headers) {
+				errs = append(errs, fmt.Errorf("%w: data[%d] (%s): headers %q is not a header fingerprint", ErrInvalidConsistency, i, f.Client, f.Headers))
+				continue
+			}
+			s.headers[sum] = true
 		}
 		if f.Kind == FingerprintBrowser {
 			if s.ciphers[fam] == nil {
@@ -165,7 +171,7 @@ func (s *ConsistencySignal) Check(_ context.Context, r *Request) (Finding, error
 			}
 		}
 	}
-	if len(s.headers) > 0 && s.headers[HeaderFingerprint(r.Headers)] {
+	if len(s.headers) > 0 && s.headers[headerFingerprintSum(r.Headers)] {
 		raise(ReasonHeadersTool, suspHeadersTool)
 	}
 	return f, nil

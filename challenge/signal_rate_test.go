@@ -111,15 +111,19 @@ func TestRateSignalPrefix(t *testing.T) {
 	if f := rateHit(t, s, "::ffff:198.51.100.77"); f != (Finding{1, ReasonRatePrefix}) {
 		t.Errorf("mapped address: %+v", f)
 	}
-	// IPv6 counts per /64.
+	// An IPv6 host is its /64: 15 addresses of one are one client.
 	for i := range 15 {
 		f = rateHit(t, s, netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 15: byte(i)}).String())
 	}
-	if math.Abs(f.Suspicion-0.5) > 1e-9 || f.Reason != ReasonRatePrefix {
+	if f != (Finding{1, ReasonRateIP}) {
 		t.Errorf("15th address of a /64: %+v", f)
 	}
-	if f := rateHit(t, s, "2001:db8:0:2::1"); f != (Finding{}) {
-		t.Errorf("next /64: %+v", f)
+	// Its /48 is the prefix: another /64 of it is the 16th request there.
+	if f := rateHit(t, s, "2001:db8:0:2::1"); math.Abs(f.Suspicion-0.6) > 1e-9 || f.Reason != ReasonRatePrefix {
+		t.Errorf("another /64 of the /48: %+v", f)
+	}
+	if f := rateHit(t, s, "2001:db8:1::1"); f != (Finding{}) {
+		t.Errorf("next /48: %+v", f)
 	}
 	// The per-IP reason wins when it is the stronger.
 	for range 9 {
@@ -195,5 +199,103 @@ func TestNewRateSignalInvalid(t *testing.T) {
 	}
 	if f := rateHit(t, s, "192.0.2.1"); f != (Finding{}) {
 		t.Errorf("limits off: %+v", f)
+	}
+}
+
+// Prefix lengths are options.
+func TestRateSignalPrefixBits(t *testing.T) {
+	s, _ := newRateTest(t, RateOptions{PerPrefix: RateLimit{Soft: 0, Hard: 2}, PrefixBitsV4: 16, PrefixBitsV6: 64})
+	rateHit(t, s, "198.51.1.1")
+	if f := rateHit(t, s, "198.51.200.1"); f != (Finding{1, ReasonRatePrefix}) {
+		t.Errorf("second request of a /16: %+v", f)
+	}
+	rateHit(t, s, "2001:db8:0:1::1")
+	if f := rateHit(t, s, "2001:db8:0:2::1"); f != (Finding{0.5, ReasonRatePrefix}) {
+		t.Errorf("another /64: %+v, want a first request's 0.5", f)
+	}
+}
+
+// A join is judged on the rates its challenge fetch left, and not
+// counted: a place counts once.
+func TestRateSignalJoinNotCounted(t *testing.T) {
+	s, _ := newRateTest(t, RateOptions{PerIP: RateLimit{Soft: 0, Hard: 10}})
+	ip := netip.MustParseAddr("192.0.2.1")
+	join := func() Finding {
+		f, _ := s.Check(context.Background(), &Request{IP: ip, Join: true})
+		return f
+	}
+	if f := join(); f != (Finding{}) {
+		t.Errorf("a join before any fetch: %+v", f)
+	}
+	if n := s.ips.lru.Len(); n != 0 {
+		t.Errorf("a join alone tracks %d keys, want 0", n)
+	}
+	for i := 1; i <= 3; i++ {
+		rateHit(t, s, "192.0.2.1")
+		for range 3 {
+			if f := join(); math.Abs(f.Suspicion-float64(i)/10) > 1e-9 {
+				t.Fatalf("join after %d fetches: %+v", i, f)
+			}
+		}
+	}
+}
+
+// The long window catches a client that paces itself under the short
+// window's limits.
+func TestRateSignalLongWindow(t *testing.T) {
+	s, clock := newRateTest(t, RateOptions{PerIP: RateLimit{Soft: 10, Hard: 20},
+		Long: RateWindow{Window: time.Hour, PerIP: RateLimit{Soft: 30, Hard: 60}}})
+	var f Finding
+	for range 6 { // 9 requests every other minute: 9 in any minute
+		for range 9 {
+			f = rateHit(t, s, "192.0.2.1")
+		}
+		clock.Add(2 * time.Minute)
+	}
+	// 54 in the hour: (54-30)/30.
+	if math.Abs(f.Suspicion-0.8) > 1e-9 || f.Reason != ReasonRateIPLong {
+		t.Errorf("54 requests paced over 12 minutes: %+v, want 0.8 %s", f, ReasonRateIPLong)
+	}
+}
+
+// Fingerprints are counted across addresses, except browsers'.
+func TestRateSignalFingerprint(t *testing.T) {
+	s, _ := newRateTest(t, RateOptions{PerFingerprint: RateLimit{Soft: 0, Hard: 4}, Browsers: []string{ja4Chromium}})
+	hit := func(ip, ja4 string, hs []Header) Finding {
+		f, _ := s.Check(context.Background(), &Request{IP: netip.MustParseAddr(ip), JA4: ja4, Headers: hs})
+		return f
+	}
+	curl := []Header{{"Host", "x"}, {"User-Agent", "curl/8"}, {"Accept", "*/*"}}
+	for i := range 3 {
+		hit(netip.AddrFrom4([4]byte{192, 0, byte(i), 1}).String(), ja4Curl, curl)
+	}
+	if f := hit("203.0.113.1", ja4Curl, curl); f != (Finding{1, ReasonRateFingerprint}) {
+		t.Errorf("4th request of one fingerprint from 4 networks: %+v", f)
+	}
+	// Other headers are another fingerprint.
+	if f := hit("203.0.113.2", ja4Curl, chromeHeaders); f != (Finding{0.25, ReasonRateFingerprint}) {
+		t.Errorf("same TLS, other headers: %+v", f)
+	}
+	// Browsers and requests without a JA4 are not counted.
+	for range 10 {
+		if f := hit("203.0.113.3", ja4Chromium, chromeHeaders); f != (Finding{}) {
+			t.Fatalf("browser: %+v", f)
+		}
+		if f := hit("203.0.113.3", "", curl); f != (Finding{}) {
+			t.Fatalf("no JA4: %+v", f)
+		}
+	}
+}
+
+func TestNewRateSignalInvalidMore(t *testing.T) {
+	_, err := NewRateSignal(RateOptions{Window: time.Hour, MaxKeys: 1,
+		PerFingerprint: RateLimit{Soft: 3, Hard: 1},
+		Long:           RateWindow{Window: time.Minute, PerIP: RateLimit{Soft: 2, Hard: 2}},
+		PrefixBitsV4:   33, PrefixBitsV6: 8, Browsers: []string{"chrome"}})
+	for _, w := range []string{"long window 1m0s is not longer", "per-fingerprint limit", "long per-IP limit",
+		"IPv4 prefix /33", "IPv6 prefix /8", `browser 0: "chrome"`} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("error %v lacks %q", err, w)
+		}
 	}
 }
