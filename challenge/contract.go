@@ -30,9 +30,41 @@ type Request struct {
 	// Join is true when the request is a join (POST .../api/join, scored
 	// again with the solution it carries), false for a challenge fetch.
 	Join bool
+	// Client is what the waiting-room page reported of the browser it
+	// runs in, sent with a join; nil when the request carries none (a
+	// challenge fetch, a script, an older page).
+	Client *ClientReport
 	// When the request arrived.
 	Now time.Time
 }
+
+// ClientReport is what the waiting-room page (static/web/room.js) found
+// in the browser it runs in, sent with the join. Every field is the
+// client's word and optional: a script can send anything or nothing, so
+// it can raise suspicion but never vouch for anyone.
+type ClientReport struct {
+	// Webdriver is navigator.webdriver; nil when not reported.
+	Webdriver *bool
+	// Automation names the automation artefacts the page found: globals
+	// that drivers leave (window.cdc_…, __playwright…, callPhantom,
+	// _selenium, __nightmare, domAutomation…). At most MaxClientNames,
+	// each at most MaxClientNameLength bytes.
+	Automation []string
+	// Missing names APIs every browser the page supports has that this
+	// one lacks (ClientAPIs lists the names judged; others are ignored).
+	// Same bounds.
+	Missing []string
+	// SolveMillis is how long the proof of work took, in milliseconds,
+	// and Hashes how many hashes the solver says it computed; 0 when not
+	// reported.
+	SolveMillis, Hashes uint64
+}
+
+// Bounds of a ClientReport's lists.
+const (
+	MaxClientNames      = 16
+	MaxClientNameLength = 64
+)
 
 // Header is one request header as sent.
 type Header struct {

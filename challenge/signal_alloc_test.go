@@ -46,6 +46,7 @@ func TestSignalAllocs(t *testing.T) {
 		{"ja4", j, chrome},
 		{"rate", rate, chrome},
 		{"consistency", cons, chrome},
+		{"client", ClientSignal{}, &Request{Client: &ClientReport{Missing: []string{"Worker"}, SolveMillis: 1, Hashes: 1 << 40}}},
 		{"known bad", kb, chrome},
 	}
 	for _, tt := range tests {

@@ -1,5 +1,6 @@
 // Package signals holds the built-in risk-signal plugins and registers
-// them in plugins.Signals: headers, ja4, ip_ranges, rate and known_bad.
+// them in plugins.Signals: headers, ja4, ip_ranges, rate, known_bad,
+// consistency and client.
 // Each factory decodes its config section strictly into a typed config,
 // validates it (every problem, with its field path within the section)
 // and builds the signal from package challenge or plugins/iplist.

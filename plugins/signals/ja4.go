@@ -24,13 +24,22 @@ const (
 // JA4Config is the section of the ja4 signal: the TLS client fingerprint
 // against lists of known ones (see challenge.JA4Signal). Fingerprints are
 // full JA4 strings such as t13d1516h2_8daaf6152771_e5627efa2ab1 (ja4db.com
-// lists many).
+// lists many). The shipped fingerprint data (challenge/fingerprints.json:
+// Go, Python, curl, Node and Java as tools, Chromium as a browser) is the
+// default list; bad and good add to it and win over it.
 type JA4Config struct {
 	// Fingerprints of automation tools: each a fingerprint alone
 	// (suspicion 1) or a mapping {fingerprint, suspicion}.
 	Bad []JA4BadEntry `yaml:"bad"`
 	// Fingerprints of real browsers: suspicion 0.
 	Good []string `yaml:"good"`
+	// Use the shipped fingerprint data (default true): its tools are bad
+	// (suspicion 1), its browsers good.
+	Builtin bool `yaml:"builtin"`
+	// A fingerprint data file of your own, in the shipped file's JSON
+	// format ({"fingerprints": [{"client", "kind": "tool"|"browser",
+	// "family", "ja4", "headers"}]}), read with the shipped data.
+	File string `yaml:"file"`
 	// Suspicion, 0 to 1, of a fingerprint on neither list. Requests
 	// without a fingerprint (waitroom did not see the TLS handshake) are
 	// never judged.
@@ -73,14 +82,16 @@ func (e JA4BadEntry) suspicion() float64 {
 	return *e.Suspicion
 }
 
-// DefaultJA4Config is the ja4 section when it is left out: no lists, so
-// the signal judges nothing until lists are given.
-func DefaultJA4Config() JA4Config { return JA4Config{UnknownSuspicion: DefaultJA4UnknownSuspicion} }
+// DefaultJA4Config is the ja4 section when it is left out: the shipped
+// fingerprint data and no lists of its own.
+func DefaultJA4Config() JA4Config {
+	return JA4Config{UnknownSuspicion: DefaultJA4UnknownSuspicion, Builtin: true}
+}
 
 const ja4Example = "t13d1516h2_8daaf6152771_e5627efa2ab1"
 
 // Validate checks c: fingerprints well-formed and listed once, suspicions
-// 0 to 1.
+// 0 to 1, the file readable and valid.
 func (c JA4Config) Validate() error {
 	var p problems
 	seen := map[string]string{}
@@ -107,11 +118,18 @@ func (c JA4Config) Validate() error {
 	if s := c.UnknownSuspicion; !(s >= 0 && s <= 1) {
 		p.fail("unknown_suspicion", "must be 0 to 1 (got %v)", s)
 	}
+	if _, err := fingerprints(false, c.File); err != nil {
+		p = append(p, err)
+	}
 	return p.err()
 }
 
 func buildJA4(_ context.Context, c JA4Config, _ plugins.Env) (challenge.Signal, error) {
-	o := challenge.JA4Options{Good: c.Good, Unknown: c.UnknownSuspicion}
+	data, err := fingerprints(c.Builtin, c.File)
+	if err != nil {
+		return nil, err
+	}
+	o := challenge.JA4Options{Good: c.Good, Unknown: c.UnknownSuspicion, Data: data}
 	for _, e := range c.Bad {
 		o.Bad = append(o.Bad, challenge.JA4Entry{Fingerprint: e.Fingerprint, Suspicion: e.suspicion()})
 	}

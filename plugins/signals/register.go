@@ -10,11 +10,13 @@ import (
 
 // The plugin names.
 const (
-	NameHeaders  = "headers"
-	NameJA4      = "ja4"
-	NameIPRanges = "ip_ranges"
-	NameRate     = "rate"
-	NameKnownBad = "known_bad"
+	NameHeaders     = "headers"
+	NameJA4         = "ja4"
+	NameIPRanges    = "ip_ranges"
+	NameRate        = "rate"
+	NameKnownBad    = "known_bad"
+	NameConsistency = "consistency"
+	NameClient      = "client"
 )
 
 func init() { Register(plugins.Signals) }
@@ -27,6 +29,8 @@ func Register(r *plugins.Registry[challenge.Signal]) {
 	r.Register(NameIPRanges, configured(DefaultIPRangesConfig, buildIPRanges))
 	r.Register(NameRate, configured(DefaultRateConfig, buildRate))
 	r.Register(NameKnownBad, configured(DefaultKnownBadConfig, buildKnownBad))
+	r.Register(NameConsistency, configured(DefaultConsistencyConfig, buildConsistency))
+	r.Register(NameClient, configured(DefaultClientConfig, buildClient))
 }
 
 // configured is the factory of a signal whose config type C checks

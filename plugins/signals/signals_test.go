@@ -45,7 +45,7 @@ func fixture(t *testing.T, path string) (typ string, node *yaml.Node) {
 }
 
 func TestRegistered(t *testing.T) {
-	want := []string{NameHeaders, NameIPRanges, NameJA4, NameKnownBad, NameRate}
+	want := []string{NameClient, NameConsistency, NameHeaders, NameIPRanges, NameJA4, NameKnownBad, NameRate}
 	if got := newRegistry(t).Names(); !slices.Equal(got, want) {
 		t.Errorf("Names() = %v, want %v", got, want)
 	}
@@ -214,6 +214,38 @@ func TestBuiltSignals(t *testing.T) {
 			t.Errorf("third request at hard 3: %+v", f)
 		}
 	})
+	t.Run("ja4 data", func(t *testing.T) {
+		curl := &challenge.Request{JA4: ja4Curl}
+		scraper := &challenge.Request{JA4: "t13i190900_0f2cb44170f4_5c4c70b73fa0"}
+		if f := check(t, build(t, NameJA4, "{}"), curl); f.Suspicion != 1 {
+			t.Errorf("curl with the shipped data: %+v", f)
+		}
+		s := build(t, NameJA4, "builtin: false\nfile: testdata/lists/fingerprints.json")
+		if f := check(t, s, curl); f != (challenge.Finding{}) {
+			t.Errorf("curl without the shipped data: %+v", f)
+		}
+		if f := check(t, s, scraper); f.Suspicion != 1 {
+			t.Errorf("the operator's tool: %+v", f)
+		}
+	})
+	t.Run("consistency", func(t *testing.T) {
+		hs := []challenge.Header{{Name: "Host", Value: "x"}, {Name: "User-Agent", Value: uaChrome}}
+		if f := check(t, build(t, NameConsistency, "{}"), &challenge.Request{Headers: hs, JA4: ja4Curl}); f.Reason != challenge.ReasonTLSTool {
+			t.Errorf("curl claiming Chrome: %+v", f)
+		}
+		// The operator's file says Firefox; a Chrome claim over it is a lie.
+		s := build(t, NameConsistency, "file: testdata/lists/fingerprints.json")
+		if f := check(t, s, &challenge.Request{Headers: hs, JA4: "t13d1715h2_5b57614c22b0_3d5424432f57"}); f.Reason != challenge.ReasonTLSOtherBrowser {
+			t.Errorf("Firefox's TLS claiming Chrome: %+v", f)
+		}
+	})
+	t.Run("client", func(t *testing.T) {
+		yes := true
+		s := build(t, NameClient, "{}")
+		if f := check(t, s, &challenge.Request{Client: &challenge.ClientReport{Webdriver: &yes}}); f.Reason != challenge.ReasonClientWebdriver {
+			t.Errorf("webdriver: %+v", f)
+		}
+	})
 	t.Run("known_bad", func(t *testing.T) {
 		s := build(t, NameKnownBad, "files: [{path: testdata/lists/bad-ips.txt, kind: ip}, {path: testdata/lists/bad-visitors.txt, kind: visitor}]")
 		for _, r := range []*challenge.Request{{IP: ip("203.0.113.9")}, {IP: ip("2001:db8::bad")}, {Visitor: "v-0001"}, {Visitor: "v-0002"}} {
@@ -247,7 +279,7 @@ func TestDefaults(t *testing.T) {
 	}
 	// A left-out section (nil node) is an empty mapping.
 	r := newRegistry(t)
-	for _, n := range []string{NameHeaders, NameJA4, NameRate} {
+	for _, n := range []string{NameHeaders, NameJA4, NameRate, NameConsistency, NameClient} {
 		if _, err := r.Build(context.Background(), n, nil, plugins.Env{}); err != nil {
 			t.Errorf("%s without a section: %v", n, err)
 		}
@@ -264,5 +296,51 @@ func TestBuildZeroEnv(t *testing.T) {
 	f := configured(DefaultIPRangesConfig, buildIPRanges)
 	if _, err := f.Build(context.Background(), doc.Content[0], plugins.Env{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+const (
+	ja4Curl  = "t13d3112h2_e8f1e7e78f70_b26ce05bbdd6"
+	uaChrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36"
+)
+
+// The shipped rate defaults, weighed 40 as in the default signal set
+// and configs/single-node.yaml, against the heavy band (30): a household
+// of a few fans stays light; 50 places a minute from one address, or one
+// from each of 50 addresses of a /24 or a /48, get the heavy work from
+// the 10th (address) or 20th (network) on.
+func TestRateDefaultsScore(t *testing.T) {
+	const weight, heavy = 40, 30
+	points := func(f challenge.Finding) int { return int(f.Suspicion*weight + 0.5) }
+	fetch := func(s challenge.Signal, ip netip.Addr) int {
+		return points(check(t, s, &challenge.Request{IP: ip}))
+	}
+	t.Run("household", func(t *testing.T) {
+		s := build(t, NameRate, "{}")
+		for i := range 9 { // a few fans, each with a retry or two
+			if p := fetch(s, netip.MustParseAddr("192.0.2.1")); p >= heavy {
+				t.Fatalf("fetch %d from one address: %d points", i+1, p)
+			}
+		}
+	})
+	for _, tc := range []struct {
+		name       string
+		addr       func(i int) netip.Addr
+		firstHeavy int
+	}{
+		{"50 from one address", func(int) netip.Addr { return netip.MustParseAddr("192.0.2.1") }, 10},
+		{"one from each of 50 addresses of a /24", func(i int) netip.Addr { return netip.AddrFrom4([4]byte{198, 51, 100, byte(i)}) }, 20},
+		{"one from each of 50 /64s of a /48", func(i int) netip.Addr {
+			return netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, byte(i), 15: 1})
+		}, 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := build(t, NameRate, "{}")
+			for i := 1; i <= 50; i++ {
+				if p := fetch(s, tc.addr(i)); (p >= heavy) != (i >= tc.firstHeavy) {
+					t.Fatalf("place %d: %d points; want the heavy work (%d) from place %d on", i, p, heavy, tc.firstHeavy)
+				}
+			}
+		})
 	}
 }
