@@ -46,4 +46,3 @@ func browserJA4s(fs []challenge.Fingerprint) []string {
 	}
 	return out
 }
-
