@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/challenge"
 
 	"github.com/waitroom/waitroom/proxy/upstream"
 )
@@ -266,6 +268,14 @@ func TestParseJoin(t *testing.T) {
 		`{"event":"show","lane":null,"pow":null}`:              {Event: "show"},
 		`{"event":"show","pow":{"token":"t","nonces":[null]}}`: {Event: "show", PoW: &powSolution{Token: "t", Nonces: []uint64{0}}},
 		" {\n \"event\" : \"sh\\u006fw\" } ":                   {Event: "show"},
+		`{"event":"show","client":{"webdriver":false,"automation":[],"missing":["Worker"],"solve_ms":950,"hashes":4194304}}`: {
+			Event: "show", Client: &challenge.ClientReport{Webdriver: new(bool), Automation: []string{}, Missing: []string{"Worker"},
+				SolveMillis: 950, Hashes: 4194304}},
+		`{"event":"show","client":{"webdriver":true,"automation":["cdc_asdjflasutopfhvcZLmcfl_Array"]}}`: {
+			Event: "show", Client: &challenge.ClientReport{Webdriver: ptrTrue(), Automation: []string{"cdc_asdjflasutopfhvcZLmcfl_Array"}}},
+		`{"event":"show","client":{}}`:                                {Event: "show", Client: &challenge.ClientReport{}},
+		`{"event":"show","client":null}`:                              {Event: "show"},
+		`{"event":"show","client":{"webdriver":null,"missing":null}}`: {Event: "show", Client: &challenge.ClientReport{}},
 	} {
 		got, err := parseJoin([]byte(body))
 		if err != nil {
@@ -278,10 +288,53 @@ func TestParseJoin(t *testing.T) {
 	}
 }
 
+func ptrTrue() *bool { b := true; return &b }
+
+// The join body's "client" is refused, with a message that names the
+// problem, when it is not the bounded report the page sends.
+func TestParseJoinClientRefused(t *testing.T) {
+	names := func(n int, name string) string {
+		return `["` + strings.Repeat(name+`","`, n-1) + name + `"]`
+	}
+	for _, tt := range []struct{ body, want string }{
+		{`{"event":"e","client":[]}`, "client"},
+		{`{"event":"e","client":"x"}`, "client"},
+		{`{"event":"e","client":{"score":0}}`, `client.score`},
+		{`{"event":"e","client":{"webdriver":"false"}}`, "client.webdriver must be true or false"},
+		{`{"event":"e","client":{"webdriver":0}}`, "client.webdriver must be true or false"},
+		{`{"event":"e","client":{"webdriver":tru}}`, ""},
+		{`{"event":"e","client":{"automation":"cdc_"}}`, "client.automation"},
+		{`{"event":"e","client":{"automation":[1]}}`, "client.automation"},
+		{`{"event":"e","client":{"automation":[{"a":1}]}}`, "client.automation"},
+		{`{"event":"e","client":{"missing":` + names(17, "Worker") + `}}`, "more than 16 names"},
+		{`{"event":"e","client":{"missing":["` + strings.Repeat("x", 65) + `"]}}`, "1 to 64 bytes"},
+		{`{"event":"e","client":{"missing":[""]}}`, "1 to 64 bytes"},
+		{`{"event":"e","client":{"missing":["a\u0000b"]}}`, "printable ASCII"},
+		{`{"event":"e","client":{"missing":["é"]}}`, "printable ASCII"},
+		{`{"event":"e","client":{"solve_ms":-1}}`, "client.solve_ms"},
+		{`{"event":"e","client":{"solve_ms":1.5}}`, ""},
+		{`{"event":"e","client":{"solve_ms":86400001}}`, "client.solve_ms must be an integer from 0 to 86400000"},
+		{`{"event":"e","client":{"hashes":9007199254740993}}`, "client.hashes must be an integer from 0 to 9007199254740992"},
+		{`{"event":"e","client":{"hashes":1,"hashes":2}}`, "given twice"},
+		{`{"event":"e","client":{},"client":{}}`, "given twice"},
+	} {
+		_, err := parseJoin([]byte(tt.body))
+		if err == nil {
+			t.Errorf("%s: accepted", tt.body)
+			continue
+		}
+		var re requestError
+		if !errors.As(err, &re) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want a request error with %q", tt.body, err, tt.want)
+		}
+	}
+}
+
 // FuzzParseJoin: the join body parser never panics, and accepts only one
-// object with a non-empty event.
+// object with a non-empty event, whose client report is within bounds.
 func FuzzParseJoin(f *testing.F) {
 	for _, s := range []string{`{"event":"show"}`, `{"event":"a","return":"/x","lane":"p","invite":"i","pow":{"n":1}}`,
+		`{"event":"a","client":{"webdriver":true,"automation":["cdc_x"],"missing":["Worker"],"solve_ms":9,"hashes":99}}`,
 		`{"event":""}`, `{}`, `[]`, `{"event":"a"} x`, `{"event":"\u0000"}`, ``, `null`} {
 		f.Add([]byte(s))
 	}
@@ -289,6 +342,18 @@ func FuzzParseJoin(f *testing.F) {
 		r, err := parseJoin(b)
 		if err == nil && r.Event == "" {
 			t.Fatalf("accepted %q without an event", b)
+		}
+		if c := r.Client; err == nil && c != nil {
+			for _, l := range [][]string{c.Automation, c.Missing} {
+				if len(l) > challenge.MaxClientNames {
+					t.Fatalf("accepted %d names", len(l))
+				}
+				for _, n := range l {
+					if n == "" || len(n) > challenge.MaxClientNameLength {
+						t.Fatalf("accepted the name %q", n)
+					}
+				}
+			}
 		}
 		if err != nil && strings.Contains(err.Error(), "json:") {
 			t.Fatalf("decoder text leaks: %v", err)

@@ -385,7 +385,7 @@ func (p *Proxy) admitJoin(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, re
 		return false, false
 	}
 	r := p.riskRequest(ctx, ev, ip, now)
-	r.Join = true
+	r.Join, r.Client = true, req.Client
 	switch sol := req.PoW; {
 	case sol != nil:
 		if sol.Token == "" {

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/internal/jsonenc"
 	"github.com/waitroom/waitroom/internal/jsonstrict"
 	"github.com/waitroom/waitroom/static"
@@ -418,6 +420,9 @@ type joinRequest struct {
 	AccountProof string
 	PoW          *powSolution
 	Captcha      string
+	// Client is the page's report of the browser it runs in, for the
+	// client signal; nil when the body has none.
+	Client *challenge.ClientReport
 }
 
 // requestError is a problem with a request whose text this package wrote
@@ -465,6 +470,9 @@ func parseJoin(body []byte) (joinRequest, error) {
 		case "pow":
 			r.PoW = &powSolution{}
 			err = d.Object("pow", r.PoW.field)
+		case "client":
+			r.Client = &challenge.ClientReport{}
+			err = d.Object("client", clientField(r.Client))
 		default:
 			err = jsonstrict.UnknownField("", name)
 		}
@@ -479,6 +487,66 @@ func parseJoin(body []byte) (joinRequest, error) {
 	return r, nil
 }
 
+// Bounds of the join body's "client" numbers.
+const (
+	maxSolveMillis = 24 * 60 * 60 * 1000
+	maxHashes      = 1 << 53
+)
+
+// clientField reads the fields of the join body's "client" into c: the
+// page's report of the browser (static/web/room.js), strictly (unknown
+// fields and wrong types refused) and bounded (challenge.MaxClientNames
+// names of at most challenge.MaxClientNameLength printable bytes).
+func clientField(c *challenge.ClientReport) func(d *jsonstrict.Reader, name []byte) error {
+	return func(d *jsonstrict.Reader, name []byte) (err error) {
+		if d.Null() {
+			return nil
+		}
+		switch string(name) {
+		case "webdriver":
+			var b bool
+			b, err = d.Bool("client.webdriver")
+			c.Webdriver = &b
+		case "automation":
+			c.Automation, err = clientNames(d, "client.automation")
+		case "missing":
+			c.Missing, err = clientNames(d, "client.missing")
+		case "solve_ms":
+			c.SolveMillis, err = d.Uint("client.solve_ms", maxSolveMillis)
+		case "hashes":
+			c.Hashes, err = d.Uint("client.hashes", maxHashes)
+		default:
+			err = jsonstrict.UnknownField("client", name)
+		}
+		return err
+	}
+}
+
+// clientNames reads a bounded list of names.
+func clientNames(d *jsonstrict.Reader, path string) ([]string, error) {
+	out := []string{}
+	err := d.Array(path, func(d *jsonstrict.Reader, i int) error {
+		if i >= challenge.MaxClientNames {
+			return requestError(fmt.Sprintf("%s has more than %d names", path, challenge.MaxClientNames))
+		}
+		s, err := d.String(path)
+		if err != nil {
+			return err
+		}
+		for j := 0; j < len(s); j++ {
+			if s[j] < 0x20 || s[j] > 0x7e {
+				return requestError(path + " names must be printable ASCII")
+			}
+		}
+		if s == "" || len(s) > challenge.MaxClientNameLength {
+			return requestError(fmt.Sprintf("%s names must be 1 to %d bytes", path, challenge.MaxClientNameLength))
+		}
+		out = append(out, s)
+		return nil
+	})
+	return out, err
+}
+
 // joinProblem turns a decoding error into words for the client: the
 // strict decoder's own (they name the field, never the decoder's
 // internals), or a fixed sentence for anything else.
@@ -486,6 +554,10 @@ func joinProblem(err error) error {
 	var je *jsonstrict.Error
 	if errors.As(err, &je) {
 		return requestError(je.Error())
+	}
+	var re requestError
+	if errors.As(err, &re) {
+		return re
 	}
 	return requestError("the body is not a valid join request")
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"slices"
 )
 
 // The proof-of-work solver's scripts, served by Asset under
@@ -21,6 +22,9 @@ import (
 //     searches: a SHA-256 written out for the puzzle's single 28-byte
 //     block. pow.js also loads it as a plain script to search in the main
 //     thread when Workers are missing or refused.
+//
+// pow.<hash>.js also carries web/client.js, the page's report of the
+// browser for the join (waitroomClient(), see that file).
 //
 // A room page gets both URLs (Prefix/static/<name>) as ScriptConfig.PowJS
 // and PowWorker (pow_js and pow_worker in #wr-config) and as TemplateData.
@@ -58,7 +62,10 @@ type powScripts struct {
 // worker derives the modules' names from its own. The shared hash also
 // compresses away in the page's configuration.
 func loadPow(read func(name string) []byte) powScripts {
-	p := powScripts{solver: compactJS(read("pow.js")), worker: compactJS(read("pow-worker.js")),
+	// client.js (the page's report of the browser, waitroomClient) rides
+	// in the solver's file: it is needed when the solver is.
+	solver := slices.Concat(read("pow.js"), []byte("\n"), read("client.js"))
+	p := powScripts{solver: compactJS(solver), worker: compactJS(read("pow-worker.js")),
 		simd: read("pow-simd.wasm"), scalar: read("pow-scalar.wasm")}
 	h := powHash(p.solver, p.worker, p.simd, p.scalar)
 	p.solverName = "pow." + h + ".js"

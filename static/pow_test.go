@@ -18,7 +18,11 @@ func TestPowAssets(t *testing.T) {
 	if !regexp.MustCompile(`^pow\.[0-9a-f]{16}\.js$`).MatchString(solver) || worker != "pow-worker."+hash+".js" {
 		t.Fatalf("PowAssets() = %s, %s; want pow.<hash>.js and pow-worker.<hash>.js with one hash", solver, worker)
 	}
-	for _, c := range []struct{ name, src string }{{solver, "pow.js"}, {worker, "pow-worker.js"}} {
+	// The solver's file carries client.js after pow.js.
+	for _, c := range []struct {
+		name string
+		srcs []string
+	}{{solver, []string{"pow.js", "client.js"}}, {worker, []string{"pow-worker.js"}}} {
 		body, ct, ok := p.Asset([]byte(c.name))
 		if !ok {
 			t.Fatalf("Asset(%s) missing; names %v", c.name, p.AssetNames())
@@ -26,12 +30,16 @@ func TestPowAssets(t *testing.T) {
 		if ct != "text/javascript; charset=utf-8" {
 			t.Errorf("%s: content type %s", c.name, ct)
 		}
-		src, err := webFS.ReadFile("web/" + c.src)
-		if err != nil {
-			t.Fatal(err)
+		var src [][]byte
+		for _, name := range c.srcs {
+			b, err := webFS.ReadFile("web/" + name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src = append(src, b)
 		}
-		if !bytes.Equal(body, compactJS(src)) {
-			t.Errorf("%s is not web/%s compacted", c.name, c.src)
+		if !bytes.Equal(body, compactJS(bytes.Join(src, []byte("\n")))) {
+			t.Errorf("%s is not web/%s compacted", c.name, strings.Join(c.srcs, " + web/"))
 		}
 	}
 	simd, scalar := p.PowWasmAssets()

@@ -439,6 +439,20 @@ func parseUint(b []byte) (uint64, bool) {
 	return n, true
 }
 
+// Bool reads true or false.
+func (r *Reader) Bool(path string) (bool, error) {
+	r.ws()
+	if r.i < len(r.b) {
+		switch r.b[r.i] {
+		case 't':
+			return true, r.literal("true")
+		case 'f':
+			return false, r.literal("false")
+		}
+	}
+	return false, typeError(path, "true or false")
+}
+
 // Strings reads an array of strings.
 func (r *Reader) Strings(path string) ([]string, error) {
 	out := make([]string, 0, 4)

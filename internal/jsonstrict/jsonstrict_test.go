@@ -261,3 +261,31 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 }
+
+func TestBool(t *testing.T) {
+	for body, want := range map[string]any{
+		`{"b":true}`:   true,
+		`{"b":false}`:  false,
+		`{"b": true }`: true,
+		`{"b":"true"}`: "b must be true or false",
+		`{"b":1}`:      "b must be true or false",
+		`{"b":tru}`:    "malformed",
+		`{"b":falsey}`: "malformed",
+	} {
+		var got bool
+		err := Decode([]byte(body), func(r *Reader, _ []byte) (err error) {
+			got, err = r.Bool("b")
+			return err
+		})
+		switch w := want.(type) {
+		case bool:
+			if err != nil || got != w {
+				t.Errorf("%s: %v, %v; want %v", body, got, err, w)
+			}
+		case string:
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %v, want an error with %q", body, err, w)
+			}
+		}
+	}
+}

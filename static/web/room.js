@@ -191,7 +191,7 @@
   }
 
   function sendJoin(extra) {
-    var body = { event: E, "return": back };
+    var body = { event: E, "return": back, client: window.waitroomClient && waitroomClient() };
     for (var k in extra) body[k] = extra[k];
     if (invite) body.invite = invite;
     request("POST", API + "join", body).then(function (res) {
