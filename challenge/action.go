@@ -36,7 +36,8 @@ func (a Action) Valid() bool {
 }
 
 // Default band thresholds. They are read against the default signal set
-// (headers 60, rate 40, ja4 30 score points at full suspicion):
+// (headers 60, rate 40, ja4 30, consistency 40, client 30 score points at
+// full suspicion):
 //
 //   - DefaultHeavyPoW 30: about half the headers signal, such as a
 //     Chromium user agent without client hints (0.8 × 60 = 48) or a
@@ -45,9 +46,10 @@ func (a Action) Valid() bool {
 //     (0.75 × 40 = 30). One odd trait costs a visitor seconds of CPU,
 //     nothing more: the heavy proof of work is the cheap doubt.
 //   - DefaultCaptcha 60: a declared automation tool or headless browser
-//     (1 × 60) alone reaches it, as do two independent signals at about
-//     half strength together. A person who trips it can still get
-//     through.
+//     (1 × 60) alone reaches it, as does a tool's TLS fingerprint under a
+//     browser's User-Agent (ja4 30 + consistency 40), or two independent
+//     signals at about half strength together. A person who trips it can
+//     still get through.
 //   - DefaultShadow 80: needs strong evidence from two signals, such as a
 //     tool user agent and a rate halfway to the hard limit (60 + 20). The
 //     shadow queue is silent, so it is kept for requests no person makes.

@@ -293,6 +293,32 @@ func TestFingerprintData(t *testing.T) {
 			}
 		}
 	}
+	// The default signal set's scores: every tool lands in the CAPTCHA
+	// band (60) or above, with its own headers or Chrome's; Chromium with
+	// its headless User-Agent too; with a desktop one, only its page's
+	// webdriver report tells at the join (heavy work, 30); a person's
+	// Chromium scores 0.
+	if haveChromium {
+		scores := defaultSetScores(t, data, live, headless, desktop, desktop.headers)
+		for name, sc := range scores {
+			var want [2]int
+			switch name {
+			case "chromium as a person":
+				want = [2]int{0, 0}
+			case "chromium headless, desktop UA":
+				want = [2]int{0, 30}
+			default:
+				if sc[0] < 60 || sc[1] < 60 {
+					t.Errorf("%s: scores %v, want the CAPTCHA band (60) or above", name, sc)
+				}
+				continue
+			}
+			if sc != want {
+				t.Errorf("%s: scores %v, want %v", name, sc, want)
+			}
+		}
+	}
+
 	// Every tool, sending the headers of the Chromium above (or fixed
 	// ones of Chrome) over its own TLS: the ja4 signal knows the tool, and
 	// the claim of a browser contradicts it.
@@ -326,6 +352,49 @@ func TestFingerprintData(t *testing.T) {
 			t.Errorf("%s with a Chrome User-Agent: consistency %+v, want 1", c.fp.Client, f)
 		}
 	}
+}
+
+// defaultSetScores scores, with the default signal set of
+// cmd/waitroom/internal/config.DefaultSignals (headers 60, ja4 30,
+// consistency 40, client 30; rate 40 adds nothing to a first request),
+// the live clients: each tool as it comes and sending Chrome's headers,
+// and Chromium headless, with a desktop Chrome User-Agent (its page
+// reports navigator.webdriver true, as a browser driven over the DevTools
+// protocol does), and as a person's (webdriver false). It returns the
+// score of each at the challenge fetch and at the join.
+func defaultSetScores(t *testing.T, data []Fingerprint, live []liveClient, headless, desktop liveClient, chrome []Header) map[string][2]int {
+	t.Helper()
+	h, err := NewHeaderSignal(HeaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ja4, _ := NewJA4Signal(JA4Options{Data: data})
+	cons, _ := NewConsistencySignal(ConsistencyOptions{Data: data})
+	s, err := NewScorer([]WeightedSignal{{Name: "headers", Weight: 60, Signal: h}, {Name: "ja4", Weight: 30, Signal: ja4},
+		{Name: "consistency", Weight: 40, Signal: cons}, {Name: "client", Weight: 30, Signal: ClientSignal{}}}, ScorerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes, no := true, false
+	out := map[string][2]int{}
+	score := func(name string, hs []Header, ja4 string, client *ClientReport) {
+		fetch := s.Score(context.Background(), &Request{Headers: hs, JA4: ja4})
+		join := s.Score(context.Background(), &Request{Headers: hs, JA4: ja4, Join: true, Client: client})
+		out[name] = [2]int{fetch.Score, join.Score}
+		t.Logf("%-36s fetch %3d %v, join %3d %v", name, fetch.Score, fetch.Reasons, join.Score, join.Reasons)
+	}
+	for _, c := range live {
+		if c.fp.Kind == FingerprintTool {
+			score(c.fp.Client, c.headers, c.fp.JA4, nil)
+			score(c.fp.Client+" with Chrome's headers", chrome, c.fp.JA4, nil)
+		}
+	}
+	if headless.fp.JA4 != "" {
+		score("chromium headless", headless.headers, headless.fp.JA4, &ClientReport{Webdriver: &yes})
+		score("chromium headless, desktop UA", desktop.headers, desktop.fp.JA4, &ClientReport{Webdriver: &yes})
+		score("chromium as a person", desktop.headers, desktop.fp.JA4, &ClientReport{Webdriver: &no})
+	}
+	return out
 }
 
 func userAgent(hs []Header) string {

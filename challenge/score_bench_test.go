@@ -7,15 +7,17 @@ import (
 	"time"
 )
 
-// scoreDefaultSet is the default signal set (headers 60, rate 40, ja4 30)
-// and a real Chrome join.
+// scoreDefaultSet is the default signal set (headers 60, rate 40, ja4 30,
+// consistency 40, client 30) and a real Chrome join.
 func scoreDefaultSet(tb testing.TB, slow bool) (*Scorer, *Request) {
 	tb.Helper()
 	h, err := NewHeaderSignal(HeaderOptions{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	rate, err := NewRateSignal(RateOptions{Window: time.Minute, PerIP: RateLimit{20, 120}, PerPrefix: RateLimit{100, 1000}, MaxKeys: 100_000})
+	rate, err := NewRateSignal(RateOptions{Window: time.Minute, PerIP: RateLimit{4, 12}, PerPrefix: RateLimit{8, 24},
+		PerFingerprint: RateLimit{1000, 10000}, Long: RateWindow{Window: time.Hour, PerIP: RateLimit{30, 120},
+			PerPrefix: RateLimit{100, 400}, PerFingerprint: RateLimit{20000, 200000}}, MaxKeys: 100_000})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -23,7 +25,12 @@ func scoreDefaultSet(tb testing.TB, slow bool) (*Scorer, *Request) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	sigs := []WeightedSignal{{"headers", 60, h, false}, {"rate", 40, rate, false}, {"ja4", 30, j, false}}
+	cons, err := NewConsistencySignal(ConsistencyOptions{Data: DefaultFingerprints()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sigs := []WeightedSignal{{"headers", 60, h, false}, {"rate", 40, rate, false}, {"ja4", 30, j, false},
+		{"consistency", 40, cons, false}, {"client", 30, ClientSignal{}, false}}
 	if slow {
 		sigs = append(sigs, WeightedSignal{"external", 50, scoreFixed{f: Finding{0.2, "ext"}}, true})
 	}

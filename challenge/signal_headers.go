@@ -81,6 +81,11 @@ var DefaultToolUserAgents = []string{
 	"puppeteer", "reqwest/", "hyper/", "powershell", "winhttp", "dart:io",
 }
 
+// DefaultToolUserAgentsExact are case-insensitive whole User-Agent values
+// of tools, too short to look for inside others: Node's fetch (undici)
+// sends "node".
+var DefaultToolUserAgentsExact = []string{"node"}
+
 // HeaderOptions configures a HeaderSignal.
 type HeaderOptions struct {
 	// ExtraTools are more case-insensitive User-Agent substrings of tools,
@@ -100,7 +105,8 @@ type HeaderOptions struct {
 // HeaderSignal judges whether a request's headers are those of the
 // browser its User-Agent claims, from Request.Headers in wire order:
 //
-//   - no User-Agent, a tool's, or a headless browser's;
+//   - no User-Agent, a tool's (DefaultToolUserAgents within it,
+//     DefaultToolUserAgentsExact as all of it), or a headless browser's;
 //   - a Chromium user agent (a "Chrome/N" token: Chrome, Edge, Opera,
 //     Brave, Samsung Internet) without Sec-CH-UA, Sec-CH-UA-Mobile (from
 //     89) or Sec-CH-UA-Platform (from 93), except in an Android WebView
@@ -314,6 +320,12 @@ func (s *HeaderSignal) inspect(r *Request, fs *headerFindings) {
 		ua := x.val[hUserAgent]
 		var buf [256]byte
 		lower := ascii.AppendLower(buf[:0], ua)
+		for _, t := range DefaultToolUserAgentsExact {
+			if ascii.EqualFold(strings.TrimSpace(ua), t) {
+				fs.add(ReasonUATool, suspUATool)
+				return
+			}
+		}
 		for _, t := range s.tools {
 			if bytes.Contains(lower, t) {
 				// A declared tool: the rest is moot.

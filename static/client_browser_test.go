@@ -19,8 +19,9 @@ type clientReport struct {
 
 // The solver's file reports the browser it runs in: in the headless
 // Chromium the tests drive (through the DevTools protocol, as puppeteer
-// and Playwright do), navigator.webdriver is true and no API is missing;
-// after a solve, its time and hashes, once.
+// and Playwright do), navigator.webdriver is true, and false where the tab
+// stands for a person's (browsertest.AsPerson); no API is missing; after a solve, its
+// time and hashes, once.
 func TestClientReportInChromium(t *testing.T) {
 	pages, err := static.New(nil)
 	if err != nil {
@@ -28,20 +29,20 @@ func TestClientReportInChromium(t *testing.T) {
 	}
 	_, worker := pages.PowAssets()
 	srv := powServer(t, pages)
-	b := browsertest.Start(t)
 	for _, tc := range []struct {
-		name string
-		opts []browsertest.TabOption
-	}{{"headless", nil}, {"desktop user agent", []browsertest.TabOption{browsertest.AsDesktopChrome()}}} {
+		name      string
+		flags     []string
+		webdriver bool
+	}{{"headless", nil, true}, {"as a person", browsertest.AsPerson, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := b.NewTab(t, tc.opts...)
+			ctx := browsertest.Start(t, tc.flags...).NewTab(t)
 			browsertest.Navigate(t, ctx, srv.URL+"/pow")
 			browsertest.WaitFor(t, ctx, "pow.js", `typeof window.waitroomClient === "function"`)
 
 			before := browsertest.Eval[clientReport](t, ctx, `waitroomClient()`)
 			t.Logf("before a solve: %+v", before)
-			if before.Webdriver == nil || !*before.Webdriver || len(before.Missing) != 0 || before.Automation == nil || before.SolveMS != nil || before.Hashes != nil {
-				t.Errorf("before a solve: %+v; want webdriver true, no missing API, no solve", before)
+			if before.Webdriver == nil || *before.Webdriver != tc.webdriver || len(before.Missing) != 0 || before.Automation == nil || before.SolveMS != nil || before.Hashes != nil {
+				t.Errorf("before a solve: %+v; want webdriver %v, no missing API, no solve", before, tc.webdriver)
 			}
 			c := newChallenge(t, 8, 4, time.Minute)
 			checkSolved(t, c, solveIn(t, ctx, c, string(mustJSON("/_wr/static/"+worker)), ""))

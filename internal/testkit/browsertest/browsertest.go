@@ -59,9 +59,16 @@ func check(path string) error {
 	return nil
 }
 
-// Start launches Chromium headless and stops it when the test ends. A
-// missing chromium fails the test.
-func Start(t testing.TB) *Browser {
+// AsPerson are Start's extra flags for a browser that stands for a
+// person's: navigator.webdriver false, as in a Chrome nobody drives (a
+// browser driven over the DevTools protocol says true, and no tab-level
+// override turns that off). With AsDesktopChrome tabs, what the page's
+// scripts see is a person's desktop Chrome.
+var AsPerson = []string{"--disable-blink-features=AutomationControlled"}
+
+// Start launches Chromium headless, with Flags and extra, and stops it
+// when the test ends. A missing chromium fails the test.
+func Start(t testing.TB, extra ...string) *Browser {
 	t.Helper()
 	if err := Check(); err != nil {
 		t.Fatal(err)
@@ -70,6 +77,14 @@ func Start(t testing.TB) *Browser {
 	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(ExecPath), chromedp.UserDataDir(dir)}
 	for _, f := range Flags {
 		opts = append(opts, chromedp.Flag(strings.TrimPrefix(f, "--"), true))
+	}
+	for _, f := range extra {
+		name, value, ok := strings.Cut(strings.TrimPrefix(f, "--"), "=")
+		if !ok {
+			opts = append(opts, chromedp.Flag(name, true))
+		} else {
+			opts = append(opts, chromedp.Flag(name, value))
+		}
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	var mu sync.Mutex

@@ -41,7 +41,7 @@ func withDefence(t *testing.T) func(*config.Config) {
 // TestProofOfWorkInChromium: a person's Chromium solves the light proof
 // of work in the page, joins, is admitted and reaches the shop.
 func TestProofOfWorkInChromium(t *testing.T) {
-	b := browsertest.Start(t)
+	b := browsertest.Start(t, browsertest.AsPerson...)
 	tab := b.NewTab(t, browsertest.AsDesktopChrome())
 	d := startDemo(t, 0, 8*time.Second, withDefence(t))
 

@@ -33,7 +33,7 @@ type BotDefence struct {
 	JA4Header string `yaml:"ja4_header"`
 	// The risk signals, each a plugin with a weight; the score is the sum
 	// of weight × suspicion over the signals, at most 100. Left out: the
-	// default set (headers 60, rate 40, ja4 30).
+	// default set (headers 60, rate 40, ja4 30, consistency 40, client 30).
 	Signals []Signal `yaml:"signals"`
 	// A site's own bot detection, asked over HTTP at every scoring; its
 	// 0–100 answer counts like a signal's. Optional.
@@ -44,7 +44,8 @@ type BotDefence struct {
 
 // Signal is one weighted risk signal.
 type Signal struct {
-	// The signal plugin: headers, ja4, ip_ranges, rate or known_bad.
+	// The signal plugin: headers, ja4, consistency, client, ip_ranges, rate
+	// or known_bad.
 	Type string `yaml:"type"`
 	// Score points the signal adds at full suspicion, 0 to 100.
 	Weight float64 `yaml:"weight"`
@@ -171,7 +172,8 @@ func (c *Config) ChallengesOn() bool {
 
 // DefaultSignals is the signal set when bot_defence.signals is left out.
 func DefaultSignals() []Signal {
-	return []Signal{{Type: "headers", Weight: 60}, {Type: "rate", Weight: 40}, {Type: "ja4", Weight: 30}}
+	return []Signal{{Type: "headers", Weight: 60}, {Type: "rate", Weight: 40}, {Type: "ja4", Weight: 30},
+		{Type: "consistency", Weight: 40}, {Type: "client", Weight: 30}}
 }
 
 func defaultEventChallenge() EventChallenge {
