@@ -82,3 +82,15 @@ func TLSStack(ja4 string) string {
 	}
 	return ja4[:6] + ja4[8:10] + "_" + ja4[11:23]
 }
+
+// ja4StackLen is the length of a TLSStack.
+const ja4StackLen = 6 + 2 + 1 + 12
+
+// appendTLSStack appends TLSStack(ja4) to b, for ja4 already known to be
+// valid; it allocates nothing when b has room.
+func appendTLSStack(b []byte, ja4 string) []byte {
+	b = append(b, ja4[:6]...)
+	b = append(b, ja4[8:10]...)
+	b = append(b, '_')
+	return append(b, ja4[11:23]...)
+}

@@ -89,8 +89,9 @@ func DefaultFingerprints() []Fingerprint {
 // object of the FingerprintData fields, unknown fields refused, at most
 // MaxFingerprintDataSize bytes. Every entry must have a client, a kind, a
 // valid JA4, a family when it is a browser (none when a tool) and a
-// Headers that is empty or 12 lower-case hex digits; a JA4 or header
-// fingerprint listed as both a tool and a browser is an error. The error
+// Headers that is empty or 12 lower-case hex digits; a JA4 (or another
+// with the same TLSStack) or a header fingerprint listed as both a tool
+// and a browser is an error. The error
 // wraps ErrInvalidFingerprints and names every bad entry.
 func ParseFingerprints(data []byte) ([]Fingerprint, error) {
 	if len(data) > MaxFingerprintDataSize {
@@ -128,10 +129,10 @@ func ParseFingerprints(data []byte) ([]Fingerprint, error) {
 		}
 		if !ValidJA4(f.JA4) {
 			bad(i, "ja4 %q is not a JA4 fingerprint", f.JA4)
-		} else if k, ok := kinds[f.JA4]; ok && k != f.Kind {
-			bad(i, "ja4 %s is listed as both %s and %s", f.JA4, k, f.Kind)
+		} else if k, ok := kinds["s:"+TLSStack(f.JA4)]; ok && k != f.Kind {
+			bad(i, "ja4 %s: its TLS stack (%s) is listed as both %s and %s", f.JA4, TLSStack(f.JA4), k, f.Kind)
 		} else {
-			kinds[f.JA4] = f.Kind
+			kinds["s:"+TLSStack(f.JA4)] = f.Kind
 		}
 		if f.Headers != "" {
 			if !validHeaderFingerprint(f.Headers) {

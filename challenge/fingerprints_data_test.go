@@ -319,6 +319,29 @@ func TestFingerprintData(t *testing.T) {
 		}
 	}
 
+	// A client resuming its TLS session on a new connection sends another
+	// extension list, so another JA4: Node's https agent does so. The
+	// signals still know it by its TLS stack.
+	t.Run("resumed session", func(t *testing.T) {
+		need(t, "node")
+		run(t, "node", "-e", `const https = require("https");
+const agent = new https.Agent({keepAlive: false});
+const get = () => new Promise(ok => https.get(process.argv[1], {agent, rejectUnauthorized: false}, r => r.on("end", ok).resume()));
+get().then(get).then(() => process.exit(0));`, fmt.Sprintf("https://localhost:%d/join", srv.port()))
+		first, second := awaitJoin(t, srv, "node"), awaitJoin(t, srv, "node")
+		t.Logf("node: %s, then %s", first.ja4, second.ja4)
+		if first.ja4 == second.ja4 {
+			t.Skip("node did not resume the session")
+		}
+		r := &Request{Headers: chromeHeaders, JA4: second.ja4}
+		if f, _ := ja4.Check(ctx, r); f.Suspicion != 1 {
+			t.Errorf("resumed: ja4 signal %+v, want 1", f)
+		}
+		if f, _ := cons.Check(ctx, r); f.Reason != ReasonTLSTool {
+			t.Errorf("resumed, claiming Chrome: consistency %+v, want %s", f, ReasonTLSTool)
+		}
+	})
+
 	// Every tool, sending the headers of the Chromium above (or fixed
 	// ones of Chrome) over its own TLS: the ja4 signal knows the tool, and
 	// the claim of a browser contradicts it.

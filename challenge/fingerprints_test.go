@@ -42,6 +42,8 @@ func TestParseFingerprints(t *testing.T) {
 		{"bad headers", `{"fingerprints": [{"client": "a", "kind": "tool", "ja4": "` + ja4Curl + `", "headers": "XYZ"}]}`, "not a header fingerprint"},
 		{"ja4 both kinds", `{"fingerprints": [{"client": "a", "kind": "tool", "ja4": "` + ja4Curl + `"},
 			{"client": "b", "kind": "browser", "family": "webkit", "ja4": "` + ja4Curl + `"}]}`, "both tool and browser"},
+		{"stack both kinds", `{"fingerprints": [{"client": "a", "kind": "tool", "ja4": "` + ja4Curl + `"},
+			{"client": "b", "kind": "browser", "family": "webkit", "ja4": "t13d3113h2_e8f1e7e78f70_0123456789ab"}]}`, "both tool and browser"},
 		{"headers both kinds", `{"fingerprints": [{"client": "a", "kind": "tool", "ja4": "` + ja4Curl + `", "headers": "0123456789ab"},
 			{"client": "b", "kind": "browser", "family": "webkit", "ja4": "` + ja4Chromium + `", "headers": "0123456789ab"}]}`, "both tool and browser"},
 		{"too big", `{"about": "` + strings.Repeat("x", MaxFingerprintDataSize) + `"}`, "over"},

@@ -71,7 +71,9 @@ type JA4Options struct {
 	// Data are fingerprints from a data file (DefaultFingerprints, an
 	// operator's): tools count as Bad with suspicion 1, browsers as Good.
 	// A fingerprint also in Bad or Good keeps that entry's judgement, and
-	// one listed in Data under several clients counts once.
+	// one listed in Data under several clients counts once. A fingerprint
+	// on no list with the TLSStack of a Data entry is judged as that
+	// entry: the same client resuming a session on another connection.
 	Data []Fingerprint
 	// Unknown is the suspicion of a fingerprint in neither list, 0 to 1.
 	// It is meaningful with a Good list that covers the browsers visitors
@@ -85,6 +87,7 @@ type JA4Options struct {
 // suspicion 0. It is immutable and safe for concurrent use.
 type JA4Signal struct {
 	known   map[string]float64
+	stacks  map[string]float64 // Data's, by TLSStack
 	unknown float64
 }
 
@@ -93,7 +96,8 @@ type JA4Signal struct {
 // fingerprint listed twice in Bad and Good (also as both bad and good).
 func NewJA4Signal(o JA4Options) (*JA4Signal, error) {
 	var errs []error
-	s := &JA4Signal{known: make(map[string]float64, len(o.Bad)+len(o.Good)+len(o.Data)), unknown: o.Unknown}
+	s := &JA4Signal{known: make(map[string]float64, len(o.Bad)+len(o.Good)+len(o.Data)),
+		stacks: make(map[string]float64, len(o.Data)), unknown: o.Unknown}
 	add := func(what string, i int, fp string, sus float64) {
 		switch {
 		case !ValidJA4(fp):
@@ -123,10 +127,13 @@ func NewJA4Signal(o JA4Options) (*JA4Signal, error) {
 			errs = append(errs, fmt.Errorf("%w: data %s %q", ErrInvalidJA4, f.Client, f.JA4))
 			continue
 		}
+		sus := 0.0
 		if f.Kind == FingerprintTool {
-			s.known[f.JA4] = 1
-		} else {
-			s.known[f.JA4] = 0
+			sus = 1
+		}
+		s.known[f.JA4] = sus
+		if prev, dup := s.stacks[TLSStack(f.JA4)]; !dup || prev < sus {
+			s.stacks[TLSStack(f.JA4)] = sus
 		}
 	}
 	if !(o.Unknown >= 0 && o.Unknown <= 1) {
@@ -144,6 +151,10 @@ func (s *JA4Signal) Check(_ context.Context, r *Request) (Finding, error) {
 		return Finding{}, nil
 	}
 	sus, ok := s.known[r.JA4]
+	if !ok && len(s.stacks) > 0 && ValidJA4(r.JA4) {
+		var buf [ja4StackLen]byte
+		sus, ok = s.stacks[string(appendTLSStack(buf[:0], r.JA4))]
+	}
 	switch {
 	case ok && sus > 0:
 		return Finding{Suspicion: sus, Reason: ReasonJA4KnownBad}, nil

@@ -95,6 +95,11 @@ func TestJA4SignalData(t *testing.T) {
 	for ja4, want := range map[string]Finding{
 		ja4Curl:     {1, ReasonJA4KnownBad},
 		ja4Chromium: {},
+		// The same clients resuming a session: other extensions.
+		"t13d3113h2_e8f1e7e78f70_0123456789ab": {1, ReasonJA4KnownBad},
+		"t13d1518h2_8daaf6152771_0123456789ab": {},
+		// Another stack is unknown.
+		"t13d1518h2_0123456789ab_0123456789ab": {},
 		ja4Python:   {0.5, ReasonJA4KnownBad},
 		ja4Tool:     {},
 	} {

@@ -59,6 +59,9 @@ type ConsistencyOptions struct {
 //
 //   - a JA4 the data lists as a tool's: suspicion 1;
 //   - a JA4 the data lists as a browser of another family: 0.9;
+//   - (a JA4 the data does not list counts as the listed one with its
+//     TLSStack, if any: the client resuming a session on a new
+//     connection;)
 //   - not TLS 1.3, or an ALPN that does not start with h2 (h3 over QUIC),
 //     from a browser version that always offers both: 0.8;
 //   - a cipher list (JA4 part b) that none of the claimed family's known
@@ -73,6 +76,7 @@ type ConsistencyOptions struct {
 // concurrent use; Check allocates nothing.
 type ConsistencySignal struct {
 	ja4     map[string]Fingerprint // JA4 → its first entry
+	stacks  map[string]Fingerprint // TLSStack → its first entry
 	headers map[[6]byte]bool       // tools' header fingerprints
 	ciphers [famWebKit + 1]map[string]bool
 }
@@ -83,7 +87,7 @@ var ErrInvalidConsistency = errors.New("challenge: invalid consistency signal op
 // NewConsistencySignal returns a ConsistencySignal for o; data entries
 // that are not valid (see ParseFingerprints) are an error.
 func NewConsistencySignal(o ConsistencyOptions) (*ConsistencySignal, error) {
-	s := &ConsistencySignal{ja4: map[string]Fingerprint{}, headers: map[[6]byte]bool{}}
+	s := &ConsistencySignal{ja4: map[string]Fingerprint{}, stacks: map[string]Fingerprint{}, headers: map[[6]byte]bool{}}
 	var errs []error
 	for i, f := range o.Data {
 		fam := familyOf(f.Family)
@@ -103,6 +107,13 @@ func NewConsistencySignal(o ConsistencyOptions) (*ConsistencySignal, error) {
 			continue
 		} else if !ok {
 			s.ja4[f.JA4] = f
+		}
+		stack := TLSStack(f.JA4)
+		if prev, ok := s.stacks[stack]; ok && prev.Kind != f.Kind {
+			errs = append(errs, fmt.Errorf("%w: data[%d] (%s): the TLS stack %s is listed as both %s (%s) and %s", ErrInvalidConsistency, i, f.Client, stack, prev.Kind, prev.Client, f.Kind))
+			continue
+		} else if !ok {
+			s.stacks[stack] = f
 		}
 		if f.Kind == FingerprintTool && f.Headers != "" {
 			var sum [6]byte
@@ -155,6 +166,12 @@ func (s *ConsistencySignal) Check(_ context.Context, r *Request) (Finding, error
 	}
 	if j := r.JA4; j != "" && ValidJA4(j) {
 		known, listed := s.ja4[j]
+		if !listed {
+			// The same client on another connection: a resumed session
+			// adds extensions, the stack stays.
+			var buf [ja4StackLen]byte
+			known, listed = s.stacks[string(appendTLSStack(buf[:0], j))]
+		}
 		switch {
 		case listed && known.Kind == FingerprintTool:
 			raise(ReasonTLSTool, suspTLSTool)

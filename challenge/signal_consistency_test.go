@@ -50,6 +50,9 @@ func TestConsistencySignal(t *testing.T) {
 		{"chrome over QUIC", chromeHeaders, "q13d1517h3_8daaf6152771_0123456789ab", Finding{}},
 		{"go claiming chrome", chromeHeaders, ja4Tool, Finding{1, ReasonTLSTool}},
 		{"curl claiming chrome", chromeHeaders, ja4Curl, Finding{1, ReasonTLSTool}},
+		{"go resuming a session, claiming chrome", chromeHeaders, "t13d1313h2_f57a46bbacb6_0123456789ab", Finding{1, ReasonTLSTool}},
+		{"chromium resuming a session, claiming firefox", withUA(chromeHeaders, uaFirefox), "t13d1518h2_8daaf6152771_0123456789ab",
+			Finding{0.9, ReasonTLSOtherBrowser}},
 		{"python claiming firefox", withUA(chromeHeaders, uaFirefox), ja4Python, Finding{1, ReasonTLSTool}},
 		{"chromium claiming firefox", withUA(chromeHeaders, uaFirefox), ja4Chromium, Finding{0.9, ReasonTLSOtherBrowser}},
 		{"chromium claiming safari", withUA(chromeHeaders, uaSafari), ja4Chromium, Finding{0.9, ReasonTLSOtherBrowser}},
@@ -101,11 +104,12 @@ func TestNewConsistencySignalErrors(t *testing.T) {
 		{Client: "c", Kind: "robot", JA4: ja4Chromium},
 		{Client: "d", Kind: FingerprintTool, JA4: ja4Curl},
 		{Client: "e", Kind: FingerprintBrowser, Family: FamilyChromium, JA4: ja4Curl},
+		{Client: "f", Kind: FingerprintBrowser, Family: FamilyChromium, JA4: "t13d3113h2_e8f1e7e78f70_0123456789ab"},
 	}})
 	if !errors.Is(err, ErrInvalidConsistency) {
 		t.Fatalf("err = %v, want ErrInvalidConsistency", err)
 	}
-	for _, want := range []string{"data[0]", "data[1]", "data[2]", "data[4]"} {
+	for _, want := range []string{"data[0]", "data[1]", "data[2]", "data[4]", "data[5] (f): the TLS stack"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}

@@ -69,9 +69,9 @@ type RateWindow struct {
 	// (RateOptions.PrefixBitsV4, PrefixBitsV6).
 	PerPrefix RateLimit
 	// PerFingerprint limits the requests of one client fingerprint: the
-	// JA4 with the HeaderFingerprint, counted only for requests with a
-	// JA4 that is not a browser's (RateOptions.Browsers), since every
-	// visitor of one browser version shares its fingerprint.
+	// JA4's TLSStack with the HeaderFingerprint, counted only for requests
+	// with a JA4 whose stack is not a browser's (RateOptions.Browsers),
+	// since every visitor of one browser version shares its fingerprint.
 	PerFingerprint RateLimit
 }
 
@@ -91,8 +91,8 @@ type RateOptions struct {
 	// counts; 0 means RatePrefixBitsV4 (8 to 32) and RatePrefixBitsV6 (16
 	// to 64).
 	PrefixBitsV4, PrefixBitsV6 int
-	// Browsers are JA4 fingerprints of browsers, not counted per
-	// fingerprint.
+	// Browsers are JA4 fingerprints of browsers: requests with their
+	// TLSStack are not counted per fingerprint.
 	Browsers []string
 	// MaxKeys bounds the addresses (and, separately, the prefixes and the
 	// fingerprints) tracked; the least recently seen are forgotten first.
@@ -138,9 +138,10 @@ type RateSignal struct {
 	track    [3]bool // ip, prefix, fingerprint
 }
 
-// rateFingerprint is a fingerprint key: JA4 and header fingerprint.
+// rateFingerprint is a fingerprint key: the JA4's TLSStack (the same on
+// every connection, resumed or not) and the header fingerprint.
 type rateFingerprint struct {
-	ja4     [36]byte
+	stack   [ja4StackLen]byte
 	headers [6]byte
 }
 
@@ -188,7 +189,7 @@ func NewRateSignal(o RateOptions) (*RateSignal, error) {
 		if !ValidJA4(b) {
 			fail("browser %d: %q is not a JA4 fingerprint", i, b)
 		}
-		browsers[b] = true
+		browsers[TLSStack(b)] = true
 	}
 	if o.MaxKeys < 1 {
 		fail("max keys %d is under 1", o.MaxKeys)
@@ -268,11 +269,13 @@ func (s *RateSignal) Check(_ context.Context, r *Request) (Finding, error) {
 			judge(1, s.prefixes.hit(p, t, s.windows, count))
 		}
 	}
-	if s.track[2] && len(r.JA4) == 36 && !s.browsers[r.JA4] {
+	if s.track[2] && ValidJA4(r.JA4) {
 		var k rateFingerprint
-		copy(k.ja4[:], r.JA4)
-		k.headers = headerFingerprintSum(r.Headers)
-		judge(2, s.prints.hit(k, t, s.windows, count))
+		appendTLSStack(k.stack[:0], r.JA4)
+		if !s.browsers[string(k.stack[:])] {
+			k.headers = headerFingerprintSum(r.Headers)
+			judge(2, s.prints.hit(k, t, s.windows, count))
+		}
 	}
 	return f, nil
 }

@@ -272,6 +272,10 @@ func TestRateSignalFingerprint(t *testing.T) {
 	if f := hit("203.0.113.1", ja4Curl, curl); f != (Finding{1, ReasonRateFingerprint}) {
 		t.Errorf("4th request of one fingerprint from 4 networks: %+v", f)
 	}
+	// A resumed session's JA4 is the same client.
+	if f := hit("203.0.113.9", "t13d3113h2_e8f1e7e78f70_0123456789ab", curl); f != (Finding{1, ReasonRateFingerprint}) {
+		t.Errorf("5th request, resumed: %+v", f)
+	}
 	// Other headers are another fingerprint.
 	if f := hit("203.0.113.2", ja4Curl, chromeHeaders); f != (Finding{0.25, ReasonRateFingerprint}) {
 		t.Errorf("same TLS, other headers: %+v", f)
@@ -280,6 +284,9 @@ func TestRateSignalFingerprint(t *testing.T) {
 	for range 10 {
 		if f := hit("203.0.113.3", ja4Chromium, chromeHeaders); f != (Finding{}) {
 			t.Fatalf("browser: %+v", f)
+		}
+		if f := hit("203.0.113.3", "t13d1518h2_8daaf6152771_0123456789ab", chromeHeaders); f != (Finding{}) {
+			t.Fatalf("browser resuming a session: %+v", f)
 		}
 		if f := hit("203.0.113.3", "", curl); f != (Finding{}) {
 			t.Fatalf("no JA4: %+v", f)
