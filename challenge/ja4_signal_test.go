@@ -100,8 +100,8 @@ func TestJA4SignalData(t *testing.T) {
 		"t13d1518h2_8daaf6152771_0123456789ab": {},
 		// Another stack is unknown.
 		"t13d1518h2_0123456789ab_0123456789ab": {},
-		ja4Python:   {0.5, ReasonJA4KnownBad},
-		ja4Tool:     {},
+		ja4Python:                              {0.5, ReasonJA4KnownBad},
+		ja4Tool:                                {},
 	} {
 		if got, _ := s.Check(context.Background(), &Request{JA4: ja4}); got != want {
 			t.Errorf("%s: %+v, want %+v", ja4, got, want)
