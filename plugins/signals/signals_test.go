@@ -189,8 +189,13 @@ func TestBuiltSignals(t *testing.T) {
 		if f := check(t, s, &challenge.Request{JA4: "t13i190900_0f2cb44170f4_5c4c70b73fa0"}); f != (challenge.Finding{Suspicion: 0.5, Reason: challenge.ReasonJA4KnownBad}) {
 			t.Errorf("bad entry: %+v", f)
 		}
-		if f := check(t, s, &challenge.Request{JA4: "t13d1516h2_8daaf6152771_e5627efa2ab1"}); f.Suspicion != 0.1 {
+		if f := check(t, s, &challenge.Request{JA4: "t13d1715h2_5b57614c22b0_3d5424432f57"}); f.Suspicion != 0.1 {
 			t.Errorf("unknown: %+v", f)
+		}
+		// Chromium's TLS stack is in the shipped data (FoxIO's example is
+		// an older Chromium's JA4): a browser, not unknown.
+		if f := check(t, s, &challenge.Request{JA4: "t13d1516h2_8daaf6152771_e5627efa2ab1"}); f != (challenge.Finding{}) {
+			t.Errorf("chromium: %+v", f)
 		}
 	})
 	t.Run("ip_ranges", func(t *testing.T) {
