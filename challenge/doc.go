@@ -2,9 +2,15 @@
 // queue place cost real work, and makes that cost grow with suspicion.
 //
 //   - Risk scoring: Signals (header order and consistency, the TLS
-//     fingerprint JA4, request rates, known-bad lists, and whatever the
-//     plugins add) each judge a Request; a Scorer weighs their findings
-//     into a score from 0 to 100 and keeps the reasons.
+//     fingerprint JA4, a browser's claim against its TLS and headers,
+//     the page's report of the browser, request rates, known-bad lists,
+//     and whatever the plugins add) each judge a Request; a Scorer weighs
+//     their findings into a score from 0 to 100 and keeps the reasons.
+//   - Fingerprint data: fingerprints.json, embedded, holds the JA4 (and
+//     default header fingerprint) of common HTTP tools and of the
+//     Chromium the tests drive, recorded by running them
+//     (TestFingerprintData -update); DefaultFingerprints and
+//     ParseFingerprints read it and operators' files.
 //   - Actions: a Policy maps the score to light or heavy proof of work, a
 //     CAPTCHA, the shadow queue or a block, or in dry run only logs what
 //     it would do.
