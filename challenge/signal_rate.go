@@ -75,8 +75,6 @@ type RateWindow struct {
 	PerFingerprint RateLimit
 }
 
-func (w RateWindow) off() bool { return w.PerIP.off() && w.PerPrefix.off() && w.PerFingerprint.off() }
-
 // RateOptions configures a RateSignal.
 type RateOptions struct {
 	// Window the rates are counted over, at least a second.
