@@ -70,26 +70,29 @@ var fingerprintHeaders = [...]string{
 
 // TLSStack is the part of a JA4 fingerprint that names the client's TLS
 // stack and stays the same on every connection it makes: the protocol,
-// TLS version, SNI flag, cipher count and ALPN of section a, and section
-// b, the hash of the cipher list. The extension count and section c are
-// left out, because a browser resuming a session on its next connection
-// sends the pre_shared_key extension (and, depending on the hello's
-// length, padding), which changes both. It returns "" for a string that
+// TLS version, cipher count and ALPN of section a, and section b, the
+// hash of the cipher list ("t1315h2_8daaf6152771"). The extension count
+// and section c are left out, because a browser resuming a session on
+// its next connection sends the pre_shared_key extension (and, depending
+// on the hello's length, padding), which changes both; so is the SNI
+// flag, which says whether the client was given a host name or an
+// address to connect to, not what it is. It returns "" for a string that
 // is not a JA4 fingerprint.
 func TLSStack(ja4 string) string {
 	if !ValidJA4(ja4) {
 		return ""
 	}
-	return ja4[:6] + ja4[8:10] + "_" + ja4[11:23]
+	return ja4[:3] + ja4[4:6] + ja4[8:10] + "_" + ja4[11:23]
 }
 
 // ja4StackLen is the length of a TLSStack.
-const ja4StackLen = 6 + 2 + 1 + 12
+const ja4StackLen = 3 + 2 + 2 + 1 + 12
 
 // appendTLSStack appends TLSStack(ja4) to b, for ja4 already known to be
 // valid; it allocates nothing when b has room.
 func appendTLSStack(b []byte, ja4 string) []byte {
-	b = append(b, ja4[:6]...)
+	b = append(b, ja4[:3]...)
+	b = append(b, ja4[4:6]...)
 	b = append(b, ja4[8:10]...)
 	b = append(b, '_')
 	return append(b, ja4[11:23]...)

@@ -43,7 +43,10 @@ func TestTLSStack(t *testing.T) {
 	if fresh == "" || fresh != resumed {
 		t.Fatalf("a resumed session changes the stack: %q and %q", fresh, resumed)
 	}
-	if fresh != "t13d15h2_8daaf6152771" {
+	if noSNI := challenge.TLSStack("t13i1515h2_8daaf6152771_02713d6af862"); noSNI != fresh {
+		t.Fatalf("connecting to an address, not a name, changes the stack: %q and %q", fresh, noSNI)
+	}
+	if fresh != "t1315h2_8daaf6152771" {
 		t.Fatalf("TLSStack = %q", fresh)
 	}
 	if go_ := challenge.TLSStack("t13d1311h1_e8f1e7e78f70_6bebaf5329ac"); go_ == fresh {
