@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/internal/testkit/redistest"
@@ -94,7 +95,7 @@ func TestKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Advance(ctx, "e1", "public", 2)
-	s.Lease(ctx, "e1", "a", 1000000)
+	s.Lease(ctx, "e1", "a", time.Minute) // long enough to be there when KEYS runs
 	got, err := s.c.Get(ctx, "wr:adm:{adm:e1}:m:public:3").Bytes()
 	if err != nil || string(got) != string(v[:]) {
 		t.Fatalf("members key holds %x, %v", got, err)
