@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -79,9 +80,14 @@ type browserConf struct {
 	headless  bool   // browsertest's headless switches; else a normal window
 	display   string // X display of a headful browser
 	userAgent string // --user-agent, or the browser's own
-	proxy     string // host:port of the CONNECT proxy requests go through
-	bypass    string // host:port that skips the proxy (the CAPTCHA stub: a third party)
-	spki      string // the certificate Chromium trusts (and only it)
+	// person: started as a person's Chrome is, without the switch that
+	// tells pages a program drives it (browsertest.AsPerson): its
+	// navigator.webdriver is false. Only the fan's browser; the bots keep
+	// what a driven Chromium says.
+	person bool
+	proxy  string // host:port of the CONNECT proxy requests go through
+	bypass string // host:port that skips the proxy (the CAPTCHA stub: a third party)
+	spki   string // the certificate Chromium trusts (and only it)
 }
 
 // browser is one running Chromium.
@@ -107,6 +113,9 @@ func startBrowser(c browserConf) (*browser, error) {
 			"--disable-sync", "--no-first-run", "--no-default-browser-check", "--password-store=basic",
 			"--window-size=1280,800"}
 		opts = append(opts, chromedp.Env("DISPLAY="+c.display))
+	}
+	if c.person {
+		flags = append(slices.Clone(flags), browsertest.AsPerson...)
 	}
 	for _, f := range flags {
 		k, v, ok := strings.Cut(strings.TrimPrefix(f, "--"), "=")
@@ -246,8 +255,9 @@ func (t *tab) navigate(url string) error {
 // fetchJS is what room.js's request() does, as an expression taking the
 // method, the URL and the JSON body (or null): the same fetch options, so
 // the same headers.
-const fetchJS = `(function (method, url, body) {
+const fetchJS = `(function (method, url, body, referrer) {
 	var init = {method: method, headers: {Accept: "application/json"}, credentials: "same-origin", cache: "no-store"};
+	if (referrer) init.referrer = referrer;
 	if (body) { init.headers["Content-Type"] = "application/json"; init.body = body; }
 	return fetch(url, init).then(function (r) {
 		return r.text().then(function (t) { return {status: r.status, body: t}; });
@@ -256,11 +266,17 @@ const fetchJS = `(function (method, url, body) {
 
 // fetch runs a request from the page, as its own script would.
 func (t *tab) fetch(method, path string, body []byte) (int, []byte, error) {
+	return t.fetchFrom("", method, path, body)
+}
+
+// fetchFrom is fetch with the Referer of a page of the same origin
+// (referrer), as if that page sent it.
+func (t *tab) fetchFrom(referrer, method, path string, body []byte) (int, []byte, error) {
 	var b any
 	if body != nil {
 		b = string(body)
 	}
-	args, _ := json.Marshal([]any{method, path, b})
+	args, _ := json.Marshal([]any{method, path, b, referrer})
 	ctx, cancel := context.WithTimeout(t.ctx, 30*time.Second)
 	defer cancel()
 	r, err := chromedp.Run(ctx, chromedp.Evaluate[struct {
@@ -287,4 +303,70 @@ func (t *tab) eval(expr string) (string, error) {
 	ctx, cancel := context.WithTimeout(t.ctx, 10*time.Second)
 	defer cancel()
 	return chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+}
+
+// clientReport is what the page's client.js would send in the join's
+// "client" object now (JSON), or "" when the page has none.
+func (t *tab) clientReport() string {
+	v, err := t.eval(`typeof waitroomClient === "function" ? JSON.stringify(waitroomClient()) : ""`)
+	if err != nil {
+		return ""
+	}
+	return v
+}
+
+// loadScript adds a script element for src to the page, as room.js
+// loads the solver, and waits for it.
+func (t *tab) loadScript(src string) error {
+	args, _ := json.Marshal(src)
+	ctx, cancel := context.WithTimeout(t.ctx, 30*time.Second)
+	defer cancel()
+	r, err := chromedp.Run(ctx, chromedp.Evaluate[string](`new Promise(function (resolve) {
+		var el = document.createElement("script");
+		el.src = `+string(args)+`;
+		el.onload = function () { resolve(""); };
+		el.onerror = function () { resolve("loading the script failed"); };
+		document.head.appendChild(el);
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		return err
+	}
+	if r != "" {
+		return fmt.Errorf("%s: %s", src, r)
+	}
+	return nil
+}
+
+// solveJS runs the page's own solver (pow.js, the WASM engines in its
+// workers) on a challenge made up by the bench, and resolves to the
+// hashes done and the engine.
+const solveJS = `(function (c) {
+	return new Promise(function (resolve) {
+		var h = 0, engine = "";
+		waitroomSolve(c, function (f, info) {
+			if (info && info.hashes > 0) h = info.hashes;
+			if (info && info.engine) engine = info.engine;
+		}).then(function () { resolve({hashes: h, engine: engine, err: ""}); },
+			function (e) { resolve({hashes: h, engine: engine, err: String(e)}); });
+	});
+})`
+
+// solve runs the page's solver on a challenge of its own and returns the
+// hashes it did and its engine.
+func (t *tab) solve(challenge map[string]any, timeout time.Duration) (float64, string, error) {
+	args, _ := json.Marshal(challenge)
+	ctx, cancel := context.WithTimeout(t.ctx, timeout)
+	defer cancel()
+	r, err := chromedp.Run(ctx, chromedp.Evaluate[struct {
+		Hashes float64 `json:"hashes"`
+		Engine string  `json:"engine"`
+		Err    string  `json:"err"`
+	}](solveJS+"("+string(args)+")", chromedp.EvalAwaitPromise))
+	if err != nil {
+		return 0, "", err
+	}
+	if r.Err != "" {
+		return r.Hashes, r.Engine, fmt.Errorf("%s", r.Err)
+	}
+	return r.Hashes, r.Engine, nil
 }

@@ -62,10 +62,15 @@ type bench struct {
 	admin      string // http://host:port
 	adminToken string
 	rate       float64 // native hashes per CPU-second
-	display    string  // the fan's X display; "" headless
-	fanNote    string
-	noChromium string // why the Chromium strategies are skipped; "" when they run
-	out        io.Writer
+	// The page's solver in Chromium of the fan's kind, hashes per
+	// CPU-second of the browser's processes: the price of work a browser
+	// is not made to wait for (above -max-solve).
+	browserRate float64
+	browserNote string
+	display     string // the fan's X display; "" headless
+	fanNote     string
+	noChromium  string // why the Chromium strategies are skipped; "" when they run
+	out         io.Writer
 
 	// What Chromium sends, captured from a browser of the fan's kind.
 	chrome struct {
@@ -268,7 +273,7 @@ func (b *bench) metrics() string {
 // fanConf is how the fan's Chromium starts (proxy: the CONNECT proxy of
 // its address, or none).
 func (b *bench) fanConf(proxy string) browserConf {
-	return browserConf{headless: b.display == "", display: b.display, proxy: proxy,
+	return browserConf{headless: b.display == "", display: b.display, proxy: proxy, person: true,
 		bypass: strings.TrimPrefix(b.svc.captchaBase, "http://"), spki: b.certs.spki}
 }
 
@@ -296,21 +301,69 @@ func (b *bench) capture() {
 		cleanup.Fatalf("capture: navigating: %v", err)
 	}
 	api := b.x.prefix + "/api/"
-	deadline := time.Now().Add(*pageTimeout)
-	for time.Now().Before(deadline) {
+	// The recorder speaks to the waiting room with Go's TLS under
+	// Chromium's header lines, which the consistency and ja4 signals see
+	// through: its visit can get the heavy work or a CAPTCHA, and then
+	// the page is not waited for.
+	got := ""
+	deadline := time.After(*pageTimeout)
+wait:
+	for {
 		if _, ok := rec.find("POST", api+"join"); ok {
 			break
 		}
 		select {
 		case <-rec.ch:
+		case s := <-t.done:
+			if !strings.Contains(s.url, "/api/challenge") {
+				continue
+			}
+			var c challengeAnswer
+			json.Unmarshal([]byte(t.body(s)), &c)
+			switch {
+			case s.status != 200:
+				got = fmt.Sprintf("challenge %d", s.status)
+			case c.Action == "pow" && c.PoW != nil && c.PoW.Bits == b.x.lightBits:
+				continue
+			case c.Action == "pow" && c.PoW != nil:
+				got = b.work(c.PoW.Bits)
+			default:
+				got = c.Action
+			}
+			break wait
+		case <-deadline:
+			got = "no join within " + pageTimeout.String()
+			break wait
 		case <-time.After(time.Second):
 		}
 	}
 	how := "the page's own challenge and join"
-	if _, ok := rec.find("POST", api+"join"); !ok {
-		// The page did not join (a CAPTCHA, say): its fetch, by hand.
-		how = "the page's challenge; the join sent with the page's fetch options by hand (the page did not join)"
-		t.fetch("POST", api+"join", []byte(`{"event":"`+b.x.event+`","return":"`+b.x.landing+`"}`))
+	joined := false
+	if _, ok := rec.find("POST", api+"join"); ok {
+		joined = true
+	}
+	// The page's solver (pow.js with client.js) and worker, as room.js
+	// loads them; then the tab leaves the room page (whose own solve of
+	// a heavy challenge would run on) for the shop's root at the same
+	// origin, loads the solver there and measures it.
+	urls, _ := t.eval(`(function () { var e = document.getElementById("wr-config"); if (!e) return ""; var c = JSON.parse(e.textContent); return JSON.stringify([c.pow_js || "", c.pow_worker || ""]); })()`)
+	var solver [2]string
+	json.Unmarshal([]byte(urls), &solver)
+	if err := t.navigate("https://" + rec.addr() + "/"); err != nil {
+		cleanup.Fatalf("capture: navigating: %v", err)
+	}
+	b.measureBrowser(t, br, solver[0], solver[1])
+	if !joined {
+		// The page did not join: the join is sent by hand with the
+		// page's fetch options, its referrer and the page's client
+		// report (after the measured solve of the light work's size).
+		how = "the page's challenge (the recorder's visit got " + got + "); the join sent by hand with the page's fetch options and the client report of the page's solver after a light-sized solve"
+		join := map[string]any{"event": b.x.event, "return": b.x.landing}
+		if c := t.clientReport(); c != "" {
+			join["client"] = json.RawMessage(c)
+		}
+		jb, _ := json.Marshal(join)
+		t.fetchFrom("https://"+rec.addr()+b.x.landing, "POST", api+"join", jb)
 	}
 	get, ok1 := rec.find("GET", api+"challenge")
 	post, ok2 := rec.find("POST", api+"join")
@@ -337,8 +390,43 @@ func (b *bench) capture() {
 		}
 		return strings.Join(s, ", ")
 	}
-	fmt.Fprintf(b.out, "captured from the fan's kind of Chromium (%s):\n  user agent: %s\n  GET  challenge: %s\n  POST join:      %s\n  join body fields copied: %v\n",
-		how, b.chrome.ua, names(b.chrome.get), names(b.chrome.post), slices.Sorted(maps.Keys(b.chrome.extra)))
+	fmt.Fprintf(b.out, "captured from the fan's kind of Chromium (%s):\n  user agent: %s\n  GET  challenge: %s\n  POST join:      %s\n  join body fields copied: %v\n  the page's client report in that join: %s\n",
+		how, b.chrome.ua, names(b.chrome.get), names(b.chrome.post), slices.Sorted(maps.Keys(b.chrome.extra)), b.chrome.extra["client"])
+	fmt.Fprintf(b.out, "%s\n", b.browserNote)
+}
+
+// measureBrowser measures the page's solver in the capture's browser (a
+// Chromium of the fan's kind): a made-up challenge of the light work's
+// size, solved by pow.js in the page as it solves a real
+// one, over the CPU time of all the browser's processes. Work above
+// -max-solve at this rate is priced for the browser strategies, as it is
+// from the native rate for the native solvers.
+func (b *bench) measureBrowser(t *tab, br *browser, solverURL, workerURL string) {
+	if solverURL == "" || workerURL == "" {
+		b.browserNote = "browser solver: not measured (the room page gave no solver URLs): browser work above -max-solve is waited for"
+		return
+	}
+	if err := t.loadScript(solverURL); err != nil {
+		b.browserNote = fmt.Sprintf("browser solver: not measured (%v): browser work above -max-solve is waited for", err)
+		return
+	}
+	url := workerURL
+	puzzles := b.x.lightPuzz
+	ch := map[string]any{"token": "bench", "seed": randomHex(16), "bits": b.x.lightBits, "puzzles": puzzles,
+		"expires_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "worker_url": url}
+	c0 := br.cpu()
+	start := time.Now()
+	hashes, engine, err := t.solve(ch, 3*time.Minute)
+	cpu := (br.cpu() - c0).Seconds()
+	if err != nil || hashes <= 0 || cpu <= 0 {
+		b.browserNote = fmt.Sprintf("browser solver: not measured (%v, %.0f hashes, %.2f CPU-s): browser work above -max-solve is waited for", err, hashes, cpu)
+		return
+	}
+	b.browserRate = hashes / cpu
+	b.browserNote = fmt.Sprintf("browser solver (the page's pow.js, engine %s, in Chromium of the fan's kind): %.2f M hashes per CPU-second (%.0f M hashes in %.2f CPU-s, %.1fs); light work ≈ %.2f CPU-s, heavy ≈ %.1f CPU-s",
+		engine, b.browserRate/1e6, hashes/1e6, cpu, time.Since(start).Seconds(),
+		float64(b.x.lightPuzz)*math.Exp2(float64(b.x.lightBits))/b.browserRate,
+		float64(b.x.heavyPuzz)*math.Exp2(float64(b.x.heavyBits))/b.browserRate)
 }
 
 // rehost puts the waiting room's host:port where the recorder's was, and

@@ -20,6 +20,7 @@ type placeResult struct {
 	cpu    time.Duration
 	est    time.Duration // the priced part of cpu
 	server string        // what the operator saw (decisions applied, join results)
+	client string        // a page's client report (JSON) when the visit ended
 }
 
 // challengeAnswer is the part of GET {prefix}/api/challenge a bot reads.
@@ -179,20 +180,21 @@ func (b *bench) pagePlace(br *browser) placeResult {
 	s0 := b.snapshot()
 	c0 := br.cpu()
 	r := b.pageSteps(br)
-	r.cpu = br.cpu() - c0
+	r.cpu = br.cpu() - c0 + r.est
 	return b.serverView(r, s0)
 }
 
-func (b *bench) pageSteps(br *browser) placeResult {
+func (b *bench) pageSteps(br *browser) (r placeResult) {
 	t, err := br.newTab(b.x.prefix + "/api/")
 	if err != nil {
 		return placeResult{action: "error", detail: err.Error()}
 	}
 	defer t.close()
+	defer func() { r.client = t.clientReport() }()
 	if err := t.navigate(b.base + b.x.landing); err != nil {
 		return placeResult{action: "error", detail: "navigate: " + err.Error()}
 	}
-	r := placeResult{action: "none"}
+	r = placeResult{action: "none"}
 	deadline := time.After(*pageTimeout)
 	fails := 0
 	for {
@@ -216,6 +218,16 @@ func (b *bench) pageSteps(br *browser) placeResult {
 					return placeResult{action: "captcha", detail: b.widgetShown(t)}
 				case c.Action == "pow" && c.PoW != nil:
 					r.action = b.work(c.PoW.Bits)
+					// Work above -max-solve at the browser's measured
+					// rate is priced, not waited for (the heavy work
+					// takes a browser minutes); the tab is closed.
+					expected := float64(c.PoW.Puzzles) * math.Exp2(float64(c.PoW.Bits))
+					if b.browserRate > 0 && time.Duration(expected/b.browserRate*float64(time.Second)) > *maxSolve {
+						r.priced, r.real = true, true
+						r.est = time.Duration(expected / b.browserRate * float64(time.Second))
+						r.detail = fmt.Sprintf("priced at %.1f CPU-s at the browser's rate, not waited for", r.est.Seconds())
+						return r
+					}
 				}
 			case strings.Contains(s.url, "/api/join"):
 				if s.status == 200 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os/exec"
@@ -46,6 +47,7 @@ var strategies = []strategy{
 	{key: "go-chrome", name: "Go, Chrome's header lines copied + native solver", target: targetBot, run: (*bench).goChromeRound},
 	{key: "hybrid-go", name: "hybrid: challenge fetched in Chromium, solved natively, joined from Go", tool: "chromium", target: targetBot, run: (*bench).hybridGoRound},
 	{key: "hybrid-browser", name: "hybrid: challenge fetched in Chromium, solved natively, joined from Chromium", tool: "chromium", target: targetBot, run: (*bench).hybridBrowserRound},
+	{key: "hybrid-browser-12", name: "hybrid-browser taking 12 places a round from one address (the rate signal's hard limit a minute)", tool: "chromium", target: targetNone, run: (*bench).hybridBrowser12Round},
 	{key: "headless", name: "headless Chromium, default UA, the real page", tool: "chromium", target: targetBot, run: (*bench).headlessRound},
 	{key: "headless-ua", name: "headless Chromium, --user-agent of desktop Chrome, the real page", tool: "chromium", target: targetNone, run: (*bench).headlessUARound},
 }
@@ -53,7 +55,7 @@ var strategies = []strategy{
 // scripted runs n places with get/post and the agent's native solver,
 // charging the round with the CPU of cl (when it runs its own processes)
 // and of the agent.
-func (b *bench) scripted(from string, cl client, mk func(ag *agent) (get, post client), extra bool) roundResult {
+func (b *bench) scripted(from string, n int, cl client, mk func(ag *agent) (get, post client), extra bool) roundResult {
 	ag, err := startAgent(b.certs.certFile, from, b.target)
 	if err != nil {
 		return roundResult{err: err.Error()}
@@ -67,7 +69,7 @@ func (b *bench) scripted(from string, cl client, mk func(ag *agent) (get, post c
 		ex = nil
 	}
 	var r roundResult
-	for range *places {
+	for range n {
 		p := b.scriptedPlace(get, post, ag, ex)
 		r.places = append(r.places, p)
 		r.est += p.est
@@ -80,7 +82,7 @@ func (b *bench) scripted(from string, cl client, mk func(ag *agent) (get, post c
 }
 
 func (b *bench) curlRound(from string) roundResult {
-	return b.scripted(from, &curlClient{base: b.base, local: from, caFile: b.certs.certFile}, nil, false)
+	return b.scripted(from, *places, &curlClient{base: b.base, local: from, caFile: b.certs.certFile}, nil, false)
 }
 
 func (b *bench) pythonRound(from string) roundResult {
@@ -89,18 +91,18 @@ func (b *bench) pythonRound(from string) roundResult {
 	if err != nil {
 		return roundResult{err: err.Error()}
 	}
-	return b.scripted(from, py, nil, false)
+	return b.scripted(from, *places, py, nil, false)
 }
 
 func (b *bench) goRound(from string) roundResult {
-	return b.scripted(from, nil, func(ag *agent) (client, client) {
+	return b.scripted(from, *places, nil, func(ag *agent) (client, client) {
 		c := &agentClient{a: ag, kind: "go-default"}
 		return c, c
 	}, false)
 }
 
 func (b *bench) goChromeRound(from string) roundResult {
-	return b.scripted(from, nil, func(ag *agent) (client, client) {
+	return b.scripted(from, *places, nil, func(ag *agent) (client, client) {
 		c := &agentClient{a: ag, kind: "go-chrome", get: b.chrome.get, post: b.chrome.post}
 		return c, c
 	}, true)
@@ -112,13 +114,17 @@ func (b *bench) goChromeRound(from string) roundResult {
 // join goes from Go with the browser's header lines (joinFromGo) or from
 // the page. Cookies are cleared before each place. The browser's CPU over
 // the round counts, with the agent's.
-func (b *bench) hybrid(from string, joinFromGo bool) roundResult {
+func (b *bench) hybrid(from string, n int, joinFromGo bool) roundResult {
 	px, err := startConnectProxy(from, b.target)
 	if err != nil {
 		return roundResult{err: err.Error()}
 	}
 	defer px.close()
-	br, err := startBrowser(b.fanConf(px.addr()))
+	// A Chromium like the fan's, but driven (navigator.webdriver true):
+	// its own client report is not sent, the fan's captured one is.
+	conf := b.fanConf(px.addr())
+	conf.person = false
+	br, err := startBrowser(conf)
 	if err != nil {
 		return roundResult{err: err.Error()}
 	}
@@ -133,7 +139,7 @@ func (b *bench) hybrid(from string, joinFromGo bool) roundResult {
 		return roundResult{err: err.Error()}
 	}
 	var r roundResult
-	rr := b.scripted(from, nil, func(ag *agent) (client, client) {
+	rr := b.scripted(from, n, nil, func(ag *agent) (client, client) {
 		if joinFromGo {
 			return tabCookieless{t}, &agentClient{a: ag, kind: "go-chrome", get: b.chrome.get, post: b.chrome.post}
 		}
@@ -156,8 +162,15 @@ func (c tabCookieless) do(method, path string, body []byte) (int, []byte, error)
 }
 func (c tabCookieless) close() time.Duration { return 0 }
 
-func (b *bench) hybridGoRound(from string) roundResult      { return b.hybrid(from, true) }
-func (b *bench) hybridBrowserRound(from string) roundResult { return b.hybrid(from, false) }
+func (b *bench) hybridGoRound(from string) roundResult      { return b.hybrid(from, *places, true) }
+func (b *bench) hybridBrowserRound(from string) roundResult { return b.hybrid(from, *places, false) }
+
+// hybridBrowser12Round is hybrid-browser taking 12 places in a round from
+// one address, as a bot that has few addresses must: the rate signal's
+// hard limit for an address in a minute (configs/single-node.yaml).
+func (b *bench) hybridBrowser12Round(from string) roundResult {
+	return b.hybrid(from, max(12, *places), false)
+}
 
 // pages runs n visits of the real page in browsers started with c (each
 // in a fresh browser context), the browser's CPU per visit.
@@ -178,6 +191,7 @@ func (b *bench) pages(from string, c browserConf) roundResult {
 		p := b.pagePlace(br)
 		r.places = append(r.places, p)
 		r.cpu += p.cpu
+		r.est += p.est
 	}
 	return r
 }
@@ -297,7 +311,7 @@ func (b *bench) run() {
 
 func (b *bench) printRound(round int, s strategy, rr roundResult, took time.Duration) {
 	if rr.err != "" {
-		fmt.Fprintf(b.out, "  round %d  %-15s error: %s\n", round, s.key, rr.err)
+		fmt.Fprintf(b.out, "  round %d  %-17s error: %s\n", round, s.key, rr.err)
 		return
 	}
 	// Places that came to the same are printed once, with a count.
@@ -328,7 +342,24 @@ func (b *bench) printRound(round int, s strategy, rr roundResult, took time.Dura
 	if len(cpus) > 0 {
 		visits = " visits " + strings.Join(cpus, "/") + "s;"
 	}
-	fmt.Fprintf(b.out, "  round %d  %-15s cpu %6.2fs;%s %s  (%.0fs)\n", round, s.key, rr.cpu.Seconds(), visits, strings.Join(ps, "; "), took.Seconds())
+	fmt.Fprintf(b.out, "  round %d  %-17s cpu %6.2fs;%s %s  (%.0fs)\n", round, s.key, rr.cpu.Seconds(), visits, strings.Join(ps, "; "), took.Seconds())
+	// What the pages said of their browser (client.js's report), once
+	// per distinct report; the solve's time and hashes, which differ per
+	// visit, left out.
+	seen := map[string]bool{}
+	for _, p := range rr.places {
+		var m map[string]json.RawMessage
+		if json.Unmarshal([]byte(p.client), &m) != nil || m == nil {
+			continue
+		}
+		delete(m, "solve_ms")
+		delete(m, "hashes")
+		c, _ := json.Marshal(m)
+		if !seen[string(c)] {
+			seen[string(c)] = true
+			fmt.Fprintf(b.out, "           %-17s the page's client report (solve_ms, hashes left out): %s\n", "", c)
+		}
+	}
 }
 
 func (b *bench) report(results []*result) {
