@@ -166,7 +166,9 @@ func (b *bench) serverView(r placeResult, s0 snap) placeResult {
 		}
 	}
 	r.server = strings.Join(parts, " ")
-	if s1.joins["shadowed"] > s0.joins["shadowed"] {
+	// Priced work sends no join: the decision applied to the challenge
+	// is then the witness of a shadow place.
+	if s1.joins["shadowed"] > s0.joins["shadowed"] || r.priced && s1.applied["shadow"] > s0.applied["shadow"] {
 		r.action, r.real = "shadow", false
 	}
 	return r
