@@ -41,7 +41,10 @@
 //   - fan: Debian's Chromium with a fresh, normal profile, headful under
 //     Xvfb when Xvfb is installed (else headless, said in the output),
 //     loading the event's real page, which solves the work in its own
-//     solver and joins. Its cost per place is the CPU time of Chromium's
+//     solver and joins. It is started as a person's Chrome is: without
+//     the automation switch chromedp's connection implies
+//     (browsertest.AsPerson), so its page reports navigator.webdriver
+//     false; each round prints the client report its pages made. Its cost per place is the CPU time of Chromium's
 //     processes (/proc: utime+stime, reaped helpers included) from opening
 //     a fresh browser context to the page's join answer.
 //   - curl: the curl binary, once per request; the proof of work solved
@@ -55,12 +58,22 @@
 //     fields (a "client" object, when the page sends one). These are
 //     captured in the same run: before the strategies, a Chromium started
 //     like the fan's loads the real page through a recorder that
-//     terminates TLS and forwards to waitroom.
+//     terminates TLS and forwards to waitroom. The recorder speaks Go's
+//     TLS under Chromium's header lines, which the consistency and ja4
+//     signals see; when its visit gets more than the light work the page
+//     is not waited for, and the join is sent by hand from the page (its
+//     fetch options and referrer, and the client report of the page's
+//     solver after the measured solve below).
 //   - hybrid-go: a Chromium started like the fan's, from the bot's
 //     address, holds a page of the waiting room's origin and fetches each
 //     challenge with fetch() (the page's own fetch options); the native
 //     solver solves; the join goes from Go with the captured header lines.
+//     Its Chromium keeps the automation switch (a driven browser); the
+//     join carries the fan's captured client report.
 //   - hybrid-browser: the same, but the join is sent from the page.
+//   - hybrid-browser-12: hybrid-browser taking 12 places a round (the
+//     example's rate hard limit for an address in a minute) from one
+//     address, as a bot with few addresses must. Reported.
 //   - headless: headless Chromium (internal/testkit/browsertest's
 //     switches), its default user agent, running the real page.
 //   - headless-ua: the same with --user-agent set to the fan's desktop
@@ -74,7 +87,16 @@
 // dead ends and shadowed places cost without counting. Work whose native
 // solve would take more than -max-solve CPU time is not solved but
 // priced from the measured hash rate (marked "~ (priced)"); that place's
-// join is not sent.
+// join is not sent, and it counts as a real place unless the operator's
+// counters show the challenge was a shadow decision.
+//
+// The browsers are priced the same way: the page's own solver (pow.js
+// and its WebAssembly workers) is measured once, in the capture's
+// Chromium, on a made-up challenge of the light work's size, as hashes
+// over the CPU time of all Chromium's processes. A page whose challenge
+// would take more than -max-solve at that rate is not waited for (the
+// heavy work takes a browser minutes): the visit costs the CPU it used
+// until then plus the priced work.
 //
 // # What is reported
 //

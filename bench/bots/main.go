@@ -396,9 +396,10 @@ wait:
 }
 
 // measureBrowser measures the page's solver in the capture's browser (a
-// Chromium of the fan's kind): a made-up challenge of the light work's
-// size, solved by pow.js in the page as it solves a real
-// one, over the CPU time of all the browser's processes. Work above
+// Chromium of the fan's kind): made-up challenges of the light work's
+// size, solved by pow.js in a page of the site as room.js has it solve a
+// real one, hashes over the CPU time of all the browser's processes; the
+// fastest of three solves. Work above
 // -max-solve at this rate is priced for the browser strategies, as it is
 // from the native rate for the native solvers.
 func (b *bench) measureBrowser(t *tab, br *browser, solverURL, workerURL string) {
@@ -411,20 +412,27 @@ func (b *bench) measureBrowser(t *tab, br *browser, solverURL, workerURL string)
 		return
 	}
 	url := workerURL
-	puzzles := b.x.lightPuzz
-	ch := map[string]any{"token": "bench", "seed": randomHex(16), "bits": b.x.lightBits, "puzzles": puzzles,
-		"expires_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "worker_url": url}
-	c0 := br.cpu()
-	start := time.Now()
-	hashes, engine, err := t.solve(ch, 3*time.Minute)
-	cpu := (br.cpu() - c0).Seconds()
-	if err != nil || hashes <= 0 || cpu <= 0 {
-		b.browserNote = fmt.Sprintf("browser solver: not measured (%v, %.0f hashes, %.2f CPU-s): browser work above -max-solve is waited for", err, hashes, cpu)
-		return
+	// Three solves; the fastest counts, which prices the heavy work at
+	// its cheapest for the browser strategies (the machine is shared).
+	var runs []string
+	engine := ""
+	for range 3 {
+		ch := map[string]any{"token": "bench", "seed": randomHex(16), "bits": b.x.lightBits, "puzzles": b.x.lightPuzz,
+			"expires_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "worker_url": url}
+		c0 := br.cpu()
+		hashes, eng, err := t.solve(ch, 3*time.Minute)
+		cpu := (br.cpu() - c0).Seconds()
+		if err != nil || hashes <= 0 || cpu <= 0 {
+			b.browserRate = 0
+			b.browserNote = fmt.Sprintf("browser solver: not measured (%v, %.0f hashes, %.2f CPU-s): browser work above -max-solve is waited for", err, hashes, cpu)
+			return
+		}
+		engine = eng
+		b.browserRate = max(b.browserRate, hashes/cpu)
+		runs = append(runs, fmt.Sprintf("%.2f", hashes/cpu/1e6))
 	}
-	b.browserRate = hashes / cpu
-	b.browserNote = fmt.Sprintf("browser solver (the page's pow.js, engine %s, in Chromium of the fan's kind): %.2f M hashes per CPU-second (%.0f M hashes in %.2f CPU-s, %.1fs); light work ≈ %.2f CPU-s, heavy ≈ %.1f CPU-s",
-		engine, b.browserRate/1e6, hashes/1e6, cpu, time.Since(start).Seconds(),
+	b.browserNote = fmt.Sprintf("browser solver (the page's pow.js, engine %s, in Chromium of the fan's kind, all its processes' CPU): %.2f M hashes per CPU-second (the fastest of %s M over 3 solves of the light work's size); light work ≈ %.2f CPU-s, heavy ≈ %.1f CPU-s",
+		engine, b.browserRate/1e6, strings.Join(runs, ", "),
 		float64(b.x.lightPuzz)*math.Exp2(float64(b.x.lightBits))/b.browserRate,
 		float64(b.x.heavyPuzz)*math.Exp2(float64(b.x.heavyBits))/b.browserRate)
 }

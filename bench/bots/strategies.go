@@ -233,6 +233,18 @@ func (r *result) perPlace() (float64, bool) {
 	return stats.Median(v), priced
 }
 
+// perTry is the median over rounds of the CPU per place tried, whatever
+// it came to.
+func (r *result) perTry() float64 {
+	var v []float64
+	for _, rr := range r.rounds {
+		if len(rr.places) > 0 {
+			v = append(v, rr.cpu.Seconds()/float64(len(rr.places)))
+		}
+	}
+	return stats.Median(v)
+}
+
 // fanPerPlace is the median of the fan's visits' CPU.
 func (r *result) fanPerPlace() float64 {
 	var v []float64
@@ -398,7 +410,10 @@ func (b *bench) report(results []*result) {
 		case math.IsNaN(fanCPU):
 			ratioS = "no fan"
 		}
-		if priced {
+		switch {
+		case priced && math.IsInf(cpu, 1):
+			cpuS = fmt.Sprintf("no place (~%.2f per try, priced)", r.perTry())
+		case priced:
 			cpuS = "~" + cpuS + " (priced)"
 		}
 		stopped := count["captcha"] + count["shadow"] + count["block"] + count["refused"]
