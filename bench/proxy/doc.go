@@ -35,7 +35,9 @@
 //     signals (bot_defence.signals: []), so every challenge is the light
 //     one. Before each wrk run, outside its time and CPU figures, the
 //     benchmark fetches challenges from the waitroom with the User-Agent
-//     wrk sends (a challenge is bound to it and to the client's network),
+//     wrk sends, Host then User-Agent as join_pow.lua writes them (a
+//     challenge is bound to the client's address, User-Agent and header
+//     order; a refused run names the refusals' reasons),
 //     solves them in parallel and writes one join body a line; wrk
 //     (join_pow.lua, one thread) sends each line once. It fetches twice
 //     what the fastest run so far of the same store, with or without the

@@ -168,6 +168,9 @@ func (c *contender) once(d time.Duration) (wrkResult, float64, float64) {
 		c.feed.after(r, out)
 	}
 	if r.Non2xx > 0 {
+		if c.feed != nil {
+			out += "\nrefusals by the bot defence: " + c.feed.refusals()
+		}
 		fatalf("%s: %d responses were not 2xx or 3xx: the run is invalid\n%s", c.name, r.Non2xx, out)
 	}
 	if r.SocketErrors() > 0 {

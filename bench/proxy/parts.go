@@ -350,6 +350,7 @@ func (b *bench) joins() {
 				base: plain[len(plain)-1].contender}
 			t.run.Script = b.writeScript("join_pow.lua", joinPoWScript)
 			t.run.Args = []string{t.feed.path, powUserAgent}
+			t.feed.admin = b.adminToken
 			withPoW = append(withPoW, t)
 		}
 	}

@@ -42,9 +42,11 @@ var joinPoWScript string
 // the contender's waitroom, solves them, and writes one join body a line
 // to the file join_pow.lua reads.
 type powFeed struct {
-	wr   *waitroom  // the contender's waitroom, which issues the challenges
-	path string     // the file of join bodies, one a line
-	self *contender // the contender the bodies are for
+	wr    *waitroom  // the contender's waitroom, which issues the challenges
+	path  string     // the file of join bodies, one a line
+	admin string     // the admin token, to read /metrics with
+	order []string   // the header names wrk sends, in its order (see wrkHeaders)
+	self  *contender // the contender the bodies are for
 	// base is the contender of the same store without the work, and
 	// first the contenders without it of every store, which run their
 	// warm-ups before self's: their rates size self's runs.
@@ -130,8 +132,12 @@ func (f *powFeed) solve(n int) {
 			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 			defer fasthttp.ReleaseRequest(req)
 			defer fasthttp.ReleaseResponse(resp)
+			// A challenge is bound to the client's header fingerprint
+			// too: Host, then User-Agent, as join_pow.lua writes them.
+			req.Header.DisableSpecialHeader()
 			req.SetRequestURI("http://" + f.wr.addr + "/_wr/api/challenge?event=" + eventID)
-			req.Header.SetUserAgent(powUserAgent)
+			req.Header.Set("Host", f.wr.addr)
+			req.Header.Set("User-Agent", powUserAgent)
 			for atomic.AddInt64(&left, -1) >= 0 {
 				line := f.solveOne(hc, req, resp)
 				mu.Lock()
@@ -195,4 +201,16 @@ func (f *powFeed) check(adminToken string) float64 {
 			decided, light, f.issued, refused, shadowed)
 	}
 	return light
+}
+
+// refusals lists the contender's waitroom_challenge_refusals_total lines,
+// to say why a run's joins were refused.
+func (f *powFeed) refusals() string {
+	var out []string
+	for _, l := range strings.Split(f.wr.metrics(f.admin), "\n") {
+		if strings.HasPrefix(l, "waitroom_challenge_refusals_total{") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "; ")
 }
