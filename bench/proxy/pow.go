@@ -45,7 +45,6 @@ type powFeed struct {
 	wr    *waitroom  // the contender's waitroom, which issues the challenges
 	path  string     // the file of join bodies, one a line
 	admin string     // the admin token, to read /metrics with
-	order []string   // the header names wrk sends, in its order (see wrkHeaders)
 	self  *contender // the contender the bodies are for
 	// base is the contender of the same store without the work, and
 	// first the contenders without it of every store, which run their
