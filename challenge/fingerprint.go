@@ -85,6 +85,19 @@ func TLSStack(ja4 string) string {
 	return ja4[:3] + ja4[4:6] + ja4[8:10] + "_" + ja4[11:23]
 }
 
+// AppendTLSStack appends TLSStack(ja4) to dst, or nothing when ja4 is not
+// a JA4 fingerprint; it allocates nothing when dst has room
+// (TLSStackLen bytes).
+func AppendTLSStack(dst []byte, ja4 string) []byte {
+	if !ValidJA4(ja4) {
+		return dst
+	}
+	return appendTLSStack(dst, ja4)
+}
+
+// TLSStackLen is the length of a TLSStack.
+const TLSStackLen = ja4StackLen
+
 // ja4StackLen is the length of a TLSStack.
 const ja4StackLen = 3 + 2 + 2 + 1 + 12
 

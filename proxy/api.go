@@ -182,7 +182,7 @@ func (p *Proxy) cacheTicket(tok string, t admission.Ticket, with signals) *cache
 // sets the pass cookie; ret is where they asked to go, now the proxy's
 // clock when the request came in.
 func (p *Proxy) status(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, ret []byte, now time.Time) {
-	b := p.opts.Binding.binder(ctx.Request.Header.UserAgent(), ip)
+	b := p.binder(ctx, ip)
 	t, ok := p.ticket(ctx, ev, &b, now)
 	if !ok {
 		ev.counts.statusNoTicket.Inc()
@@ -278,7 +278,7 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 	if !ok {
 		return
 	}
-	b := p.opts.Binding.binder(ctx.Request.Header.UserAgent(), ip)
+	b := p.binder(ctx, ip)
 	jr := admission.JoinRequest{Lane: req.Lane, Binding: b.hash().String(), Account: account,
 		Credential: admission.Credential{Invite: req.Invite, Account: req.Account, AccountProof: req.AccountProof}}
 	if jr.Credential.Invite != "" && !p.inviteAllowed(ctx, ev, ip, now) {

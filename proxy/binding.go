@@ -18,12 +18,12 @@ type bindingHash struct {
 
 // compute hashes the configured signals: the User-Agent and the client's
 // address prefix. A ticket or pass carries the hash it was issued with.
-func (bd Binding) compute(userAgent []byte, ip netip.Addr) bindingHash {
+func (bd Binding) compute(userAgent []byte, ip netip.Addr, stack *tlsStack) bindingHash {
 	var h bindingHash
-	if !bd.UserAgent && !bd.IPPrefix {
+	if !bd.UserAgent && !bd.IPPrefix && !bd.TLSStack {
 		return h
 	}
-	var in [1 + sha256.Size + 1 + 16 + 1]byte
+	var in [1 + sha256.Size + 1 + 16 + 1 + len(tlsStack{})]byte
 	buf := append(in[:0], 'b')
 	if bd.UserAgent {
 		ua := sha256.Sum256(userAgent)
@@ -33,6 +33,10 @@ func (bd Binding) compute(userAgent []byte, ip netip.Addr) bindingHash {
 		bits, a := network(ip)
 		buf = append(buf, byte(bits))
 		buf = append(buf, a[:]...)
+	}
+	if bd.TLSStack {
+		buf = append(buf, 't')
+		buf = append(buf, stack[:]...)
 	}
 	sum := sha256.Sum256(buf)
 	hex.Encode(h.b[:], sum[:bindingLen/2])
@@ -63,19 +67,25 @@ func network(ip netip.Addr) (bits int, prefix [16]byte) {
 // a later request with the same inputs has the same binding hash, so it
 // needs no hashing.
 type signals struct {
-	ua  string
-	net [17]byte // the prefix length, then the network's address
+	ua    string
+	net   [17]byte // the prefix length, then the network's address
+	stack tlsStack
 }
+
+// tlsStack is challenge.TLSStack of a client's JA4, zero-padded; all
+// zero when the JA4 is unknown.
+type tlsStack [24]byte
 
 // binder checks one request's device binding against cached tokens,
 // hashing only when the request's inputs differ from those a token was
 // verified with. It lives on the stack of one request.
 type binder struct {
-	bd   Binding
-	ua   []byte
-	ip   netip.Addr
-	h    bindingHash
-	done bool
+	bd    Binding
+	ua    []byte
+	ip    netip.Addr
+	stack tlsStack // set by Proxy.binder when Binding.TLSStack
+	h     bindingHash
+	done  bool
 }
 
 func (bd Binding) binder(ua []byte, ip netip.Addr) binder {
@@ -85,7 +95,7 @@ func (bd Binding) binder(ua []byte, ip netip.Addr) binder {
 // hash is the request's binding hash, computed once.
 func (b *binder) hash() *bindingHash {
 	if !b.done {
-		b.h, b.done = b.bd.compute(b.ua, b.ip), true
+		b.h, b.done = b.bd.compute(b.ua, b.ip, &b.stack), true
 	}
 	return &b.h
 }
@@ -100,6 +110,7 @@ func (b *binder) signals() signals {
 	if b.bd.IPPrefix {
 		s.net = b.network()
 	}
+	s.stack = b.stack
 	return s
 }
 
@@ -115,7 +126,8 @@ func (b *binder) network() (n [17]byte) {
 // matches reports whether the request's binding is want, the binding of a
 // token that was verified for the inputs s.
 func (b *binder) matches(s *signals, want string) bool {
-	if (!b.bd.UserAgent || s.ua == string(b.ua)) && (!b.bd.IPPrefix || s.net == b.network()) {
+	if (!b.bd.UserAgent || s.ua == string(b.ua)) && (!b.bd.IPPrefix || s.net == b.network()) &&
+		(!b.bd.TLSStack || s.stack == b.stack) {
 		return true
 	}
 	return b.hash().equal(want)

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/proxy/httpguard"
@@ -172,6 +173,43 @@ func TestCarryCeiling(t *testing.T) {
 	} {
 		if got := carryCeiling(tc.b); got != tc.want {
 			t.Errorf("carryCeiling(%+v) = %d, want %d", tc.b, got, tc.want)
+		}
+	}
+}
+
+// TestPassBoundToTLSStack: with Binding.TLSStack a pass a browser earned
+// fails from a client with another TLS stack, however alike its headers,
+// and works on the browser's next connection, a resumed session.
+func TestPassBoundToTLSStack(t *testing.T) {
+	r := newRig(t, withDefence(t, challenge.Bands{HeavyPoW: 70}), withFrontProxy, func(o *Options) { o.Binding.TLSStack = true })
+	v := newVisitor(t, chromeUA)
+	from := client("203.0.113.7", ja4Browser, chromeHeaders...)
+	a, res := getChallenge(t, r, v, "show", from...)
+	if res.status != 200 {
+		t.Fatalf("challenge: %d %s", res.status, res.body)
+	}
+	st := decodeStatus(t, v.do(t, "POST", r.url+"/_wr/api/join", solve(t, a, "show"), from...))
+	for d := 11 * time.Second; st.Status != "admitted" && d < 20*time.Second; d += time.Second {
+		r.tick(t, d)
+		st = decodeStatus(t, v.do(t, "GET", r.url+"/_wr/api/status?event=show", "", from...))
+	}
+	if st.Status != "admitted" {
+		t.Fatalf("never admitted: %+v", st)
+	}
+	for _, tc := range []struct {
+		name string
+		ja4  string
+		pass bool
+	}{
+		{"the browser", ja4Browser, true},
+		{"the browser, a resumed session", ja4Resumed, true},
+		{"a script with the browser's headers", ja4Script, false},
+		{"no JA4", "", false},
+		{"the browser again", ja4Browser, true},
+	} {
+		got := v.do(t, "GET", r.url+"/show/x", "", client("203.0.113.7", tc.ja4, chromeHeaders...)...)
+		if passed := got.body == "origin:/show/x"; passed != tc.pass {
+			t.Errorf("%s: passed %v, want %v (%d %.80s)", tc.name, passed, tc.pass, got.status, got.body)
 		}
 	}
 }

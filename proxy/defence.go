@@ -170,16 +170,38 @@ func challengeBinding(r *challenge.Request) [16]byte {
 	return out
 }
 
+// clientJA4 is the JA4 of the client's TLS: from the ClientHello when
+// waitroom terminated it, else from a trusted front proxy's header; ""
+// when unknown or without a bot defence.
+func (p *Proxy) clientJA4(ctx *fasthttp.RequestCtx) string {
+	d := p.opts.Defence
+	if d == nil {
+		return ""
+	}
+	if d.Fingerprints != nil {
+		if j := d.Fingerprints.lookup(ctx.Conn()); j != "" {
+			return j
+		}
+	}
+	if d.JA4Header != "" && p.trusted.Trusts(ctx) {
+		return string(ctx.Request.Header.Peek(d.JA4Header))
+	}
+	return ""
+}
+
+// binder is the device binding of the request from ip.
+func (p *Proxy) binder(ctx *fasthttp.RequestCtx, ip netip.Addr) binder {
+	b := p.opts.Binding.binder(ctx.Request.Header.UserAgent(), ip)
+	if p.opts.Binding.TLSStack {
+		challenge.AppendTLSStack(b.stack[:0], p.clientJA4(ctx))
+	}
+	return b
+}
+
 // riskRequest copies what scoring needs out of ctx.
 func (p *Proxy) riskRequest(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, now time.Time) *challenge.Request {
-	r := &challenge.Request{Event: ev.ID, IP: ip, Now: now, Headers: wireHeaders(ctx.Request.Header.RawHeaders())}
-	d := p.opts.Defence
-	if d.Fingerprints != nil {
-		r.JA4 = d.Fingerprints.lookup(ctx.Conn())
-	}
-	if r.JA4 == "" && d.JA4Header != "" && p.trusted.Trusts(ctx) {
-		r.JA4 = string(ctx.Request.Header.Peek(d.JA4Header))
-	}
+	r := &challenge.Request{Event: ev.ID, IP: ip, Now: now, Headers: wireHeaders(ctx.Request.Header.RawHeaders()),
+		JA4: p.clientJA4(ctx)}
 	if tok := cookie(&ctx.Request.Header, ev.ticketCookie); len(tok) > 0 {
 		if e := p.tickets.get(tok); e != nil {
 			r.Visitor = e.v.Visitor.String()

@@ -334,7 +334,7 @@ func (p *Proxy) validPass(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, no
 	if len(tok) == 0 {
 		return nil
 	}
-	b := p.opts.Binding.binder(ctx.Request.Header.UserAgent(), ip)
+	b := p.binder(ctx, ip)
 	e := p.passes.get(tok)
 	if e == nil {
 		p.m.passMisses.Inc()
@@ -543,7 +543,7 @@ func (p *Proxy) straightThrough(ctx *fasthttp.RequestCtx, r *route, ip netip.Add
 		}
 	}
 	ev := r.ev
-	b := p.opts.Binding.binder(ctx.Request.Header.UserAgent(), ip)
+	b := p.binder(ctx, ip)
 	pass, err := p.engine.Enter(p.base, ev.ID, b.hash().String())
 	if err != nil {
 		p.log.Warn("proxy: straight-through admission failed; the visitor goes to the room", "event", ev.ID, "err", err)

@@ -144,7 +144,7 @@ func (p *Proxy) noJSJoin(ctx *fasthttp.RequestCtx) {
 		count(ev.ID, "login_required")
 		return
 	}
-	b := p.opts.Binding.binder(ctx.Request.Header.UserAgent(), ip)
+	b := p.binder(ctx, ip)
 	jr := admission.JoinRequest{Binding: b.hash().String(), Account: account}
 	if t, ok := p.ticket(ctx, ev, &b, now); ok {
 		jr.Existing = &t.Ticket
@@ -195,7 +195,7 @@ func (p *Proxy) noJSStatus(ctx *fasthttp.RequestCtx, rq *request) {
 		return
 	}
 	ret := p.noJSReturn(ev, args.Peek("return"))
-	b := p.opts.Binding.binder(ctx.Request.Header.UserAgent(), ip)
+	b := p.binder(ctx, ip)
 	t, ok := p.ticket(ctx, ev, &b, now)
 	if !ok {
 		ev.counts.statusNoTicket.Inc()

@@ -207,6 +207,11 @@ type Binding struct {
 	// configuration turns it on by default (serve.binding); a visitor
 	// whose network changes then needs a new ticket.
 	IPPrefix bool
+	// TLSStack binds to the client's TLS stack (challenge.TLSStack of
+	// its JA4, from Defence.Fingerprints or the trusted JA4 header), so
+	// that a pass a browser earned fails in a script with the same
+	// User-Agent. It needs the bot defence, which knows the JA4.
+	TLSStack bool
 }
 
 // Defaults of Options.

@@ -223,6 +223,9 @@ func New(opts Options) (*Proxy, error) {
 	if p.nm, err = newNoJSMetrics(opts.Registerer); err != nil {
 		return nil, err
 	}
+	if opts.Binding.TLSStack && opts.Defence == nil {
+		return nil, errors.New("proxy: binding to the TLS stack needs the bot defence, which knows the client's JA4")
+	}
 	if d := opts.Defence; d != nil {
 		if d.PoW == nil || d.Scorer == nil || !opts.Engine.CanShadow() {
 			return nil, errors.New("proxy: the bot defence needs a PoW, a scorer and an engine with a shadow key")

@@ -160,14 +160,14 @@ func TestGateFlow(t *testing.T) {
 
 // bindingFor is the binding hash the proxy computes for this visitor.
 func (v *visitor) bindingFor(t testing.TB) string {
-	h := Binding{UserAgent: true}.compute([]byte(v.ua), netipLoopback)
+	h := Binding{UserAgent: true}.compute([]byte(v.ua), netipLoopback, &tlsStack{})
 	return h.String()
 }
 
 func TestBadPasses(t *testing.T) {
 	r := newRig(t)
 	ua := "Mozilla/5.0 test"
-	bh := Binding{UserAgent: true}.compute([]byte(ua), netipLoopback)
+	bh := Binding{UserAgent: true}.compute([]byte(ua), netipLoopback, &tlsStack{})
 	other, err := admission.NewKeyring(admission.Key{ID: "k1", Alg: "HS256", Secret: []byte("another-secret-another-secret-xx")})
 	if err != nil {
 		t.Fatal(err)
@@ -305,7 +305,7 @@ func TestDrawAudit(t *testing.T) {
 	r := newRig(t)
 	v := r.admit(t, "ua")
 	tok := v.cookie(r.url, "wr_ticket_show")
-	bh := Binding{UserAgent: true}.compute([]byte("ua"), netipLoopback)
+	bh := Binding{UserAgent: true}.compute([]byte("ua"), netipLoopback, &tlsStack{})
 	tk, err := r.keys.VerifyTicket(tok, "show", bh.String(), r.clk.Now())
 	if err != nil {
 		t.Fatal(err)

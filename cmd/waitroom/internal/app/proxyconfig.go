@@ -107,6 +107,8 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 			o.Binding.UserAgent = true
 		case config.BindIPPrefix:
 			o.Binding.IPPrefix = true
+		case config.BindTLSStack:
+			o.Binding.TLSStack = true
 		}
 	}
 	if o.Crawlers, err = crawlers(s.Crawlers, w.log); err != nil {

@@ -134,7 +134,11 @@ type Serve struct {
 	// address's /24 for IPv4, /48 for IPv6). Without the key, both; an
 	// explicit empty list ([]) binds to nothing. A visitor whose network
 	// changes (Wi-Fi to mobile data) loses their ticket with ip_prefix:
-	// list only user_agent for an audience that roams.
+	// list only user_agent for an audience that roams. tls_stack adds the
+	// client's TLS stack (its JA4 less what a resumed session changes),
+	// so that a pass a browser earned fails in a script that copies the
+	// User-Agent; it needs an event's challenge on, and TLS ending here
+	// (serve.tls) or bot_defence.ja4_header.
 	Binding []BindingSignal `yaml:"binding"`
 	// Keys that sign and verify tickets and passes.
 	Keys Keys `yaml:"keys"`
@@ -229,6 +233,7 @@ type BindingSignal string
 const (
 	BindUserAgent BindingSignal = "user_agent"
 	BindIPPrefix  BindingSignal = "ip_prefix"
+	BindTLSStack  BindingSignal = "tls_stack"
 )
 
 // Keys configures the token keys.

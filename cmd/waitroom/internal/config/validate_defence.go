@@ -17,6 +17,11 @@ const MinChallengeSecretBytes = 32
 // an event's challenge is on or dry_run.
 func (v *validator) defence(p string, d *BotDefence, c *Config) {
 	used := c.ChallengesOn()
+	for i, b := range c.Serve.Binding {
+		if b == BindTLSStack && (!used || (c.Serve.TLS.Listen == "" && d.JA4Header == "")) {
+			v.fail(fmt.Sprintf("serve.binding[%d]", i), "tls_stack needs the client's JA4: an event's challenge on, and TLS ending here (serve.tls.listen) or bot_defence.ja4_header")
+		}
+	}
 	if d.Secret != "" || used {
 		if d.Secret == "" {
 			v.fail(p+".secret", "must be set when an event's challenge is on or dry_run: the key that signs challenges, from the environment (waitroom keygen -secret makes one)")

@@ -83,9 +83,9 @@ func (v *validator) serve(path string, s *Serve) {
 	for i, b := range s.Binding {
 		p := fmt.Sprintf("%s.binding[%d]", path, i)
 		switch b {
-		case BindUserAgent, BindIPPrefix:
+		case BindUserAgent, BindIPPrefix, BindTLSStack: // tls_stack's needs: see defence
 		default:
-			v.fail(p, "must be user_agent or ip_prefix (got %q)", b)
+			v.fail(p, "must be user_agent, ip_prefix or tls_stack (got %q)", b)
 			continue
 		}
 		if j, dup := seen[b]; dup {

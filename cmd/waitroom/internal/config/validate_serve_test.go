@@ -124,9 +124,11 @@ func TestValidateServe(t *testing.T) {
 			c.Serve.Binding = []BindingSignal{BindIPPrefix, "tls", BindIPPrefix}
 		}, []string{
 			"serve.pass_cache_size: must be 1 or more (got 0)",
-			`serve.binding[1]: must be user_agent or ip_prefix (got "tls")`,
+			`serve.binding[1]: must be user_agent, ip_prefix or tls_stack (got "tls")`,
 			"serve.binding[2]: repeats binding[0]"}},
 		{"no binding", func(c *Config) { c.Serve.Binding = []BindingSignal{} }, nil},
+		{"tls_stack without a JA4", func(c *Config) { c.Serve.Binding = []BindingSignal{BindUserAgent, BindTLSStack} }, []string{
+			"serve.binding[1]: tls_stack needs the client's JA4: an event's challenge on, and TLS ending here (serve.tls.listen) or bot_defence.ja4_header"}},
 
 		{"cookies", func(c *Config) {
 			c.Serve.Cookies = Cookies{Ticket: "wr ticket", Pass: "__Host-pass", Domain: "-x.com", Secure: "yes", SameSite: "none"}
