@@ -139,7 +139,7 @@ func startBrowser(c browserConf) (*browser, error) {
 	b.cancel = func() {
 		cancel()
 		cancelAlloc()
-		killLeftovers(dir)
+		browsertest.KillLeftovers(dir)
 		os.RemoveAll(dir)
 	}
 	cleanup.AtExit(b.close)
@@ -172,17 +172,6 @@ func (b *browser) close() {
 
 // cpu is the CPU time the browser's processes have used so far.
 func (b *browser) cpu() time.Duration { return procstat.TreeCPU(b.pid) }
-
-// killLeftovers kills what still runs with the profile directory.
-func killLeftovers(dir string) {
-	want := "--user-data-dir=" + dir
-	for _, s := range procstat.All() {
-		cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.PID))
-		if err == nil && s.PID != os.Getpid() && strings.Contains("\x00"+string(cmd)+"\x00", "\x00"+want+"\x00") {
-			syscall.Kill(s.PID, syscall.SIGKILL)
-		}
-	}
-}
 
 // tab is a tab in a fresh browser context (its own cookies and cache, as
 // a private window) that sees the answers of the waiting room's API.

@@ -106,7 +106,7 @@ func Start(t testing.TB, extra ...string) *Browser {
 		mu.Lock()
 		done = true
 		mu.Unlock()
-		killLeftovers(dir)
+		KillLeftovers(dir)
 	})
 	startCtx, stop := context.WithTimeout(ctx, DefaultTimeout)
 	defer stop()
@@ -126,11 +126,11 @@ func Start(t testing.TB, extra ...string) *Browser {
 	return b
 }
 
-// killLeftovers kills the processes that still run with the browser's
-// user data directory (helpers can outlive the main process) and waits a
-// little for them to go, so that the directory can be removed. Only
-// processes of this Browser name its unique directory.
-func killLeftovers(dir string) {
+// KillLeftovers kills the processes that still run with the browser
+// user data directory dir (helpers can outlive the main process) and
+// waits a little for them to go, so that the directory can be removed.
+// Only processes of the browser started with dir name it.
+func KillLeftovers(dir string) {
 	want := []byte("--user-data-dir=" + dir)
 	deadline := time.Now().Add(3 * time.Second)
 	for quiet := 0; quiet < 3 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
