@@ -4,18 +4,16 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 
+	"github.com/waitroom/waitroom/bench/internal/cleanup"
 	"github.com/waitroom/waitroom/internal/testkit/freeport"
 )
 
@@ -106,42 +104,14 @@ func freeAddr() string {
 }
 
 // Processes started in their own groups outlive the benchmark unless
-// stopped: fatal errors and signals run the registered stops first.
-var exits struct {
-	sync.Mutex
-	fs   []func()
-	once sync.Once
-}
-
-func atExit(f func()) {
-	exits.Lock()
-	exits.fs = append(exits.fs, f)
-	exits.Unlock()
-}
-
-// fatalf prints the error, stops everything started, and exits 1.
-func fatalf(format string, args ...any) {
-	exits.once.Do(func() {
-		log.Printf(format, args...)
-		exits.Lock()
-		fs := exits.fs
-		exits.Unlock()
-		for i := len(fs) - 1; i >= 0; i-- {
-			fs[i]()
-		}
-		os.Exit(1)
-	})
-	select {} // another goroutine is exiting
-}
-
-func fatal(args ...any) { fatalf("%s", fmt.Sprint(args...)) }
-
-// stopOnSignal stops everything on Ctrl-C or SIGTERM too.
-func stopOnSignal() {
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	go func() { fatalf("%v: stopping the servers", <-ch) }()
-}
+// stopped: fatal errors and signals run the registered stops first
+// (bench/internal/cleanup).
+var (
+	atExit       = cleanup.AtExit
+	fatalf       = cleanup.Fatalf
+	fatal        = cleanup.Fatal
+	stopOnSignal = cleanup.StopOnSignal
+)
 
 // metricValue is the value of the first sample of name with the label
 // selector sel ("" for none) in Prometheus text, or -1.
