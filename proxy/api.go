@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"net/netip"
-	"strconv"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -121,21 +120,10 @@ func readOnly(ctx *fasthttp.RequestCtx) bool {
 // allowAPI applies the API's rate limit to a request from ip at now,
 // answering 429 itself when it is hit.
 func (p *Proxy) allowAPI(ctx *fasthttp.RequestCtx, ip netip.Addr, now time.Time) bool {
-	l := p.opts.Limiter
-	if l == nil {
-		return true
-	}
-	var ok bool
-	var wait time.Duration
-	if p.realClock {
-		ok, wait = l.AllowAt(ip, now) // the limiter's clock is the real one
-	} else {
-		ok, wait = l.Allow(ip)
-	}
+	ok, wait := p.rateAllowed(ip, now)
 	if !ok {
 		p.m.rateLimited.Inc()
-		secs := max(1, int((wait+time.Second-1)/time.Second))
-		ctx.Response.Header.Set("Retry-After", strconv.Itoa(secs))
+		retryAfter(ctx, wait)
 		writeError(ctx, fasthttp.StatusTooManyRequests, errRateLimited)
 	}
 	return ok

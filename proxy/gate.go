@@ -530,17 +530,9 @@ func (p *Proxy) maintenance(ctx *fasthttp.RequestCtx, ev *event) {
 // The bot defence's challenge is skipped while the room is not queueing,
 // as a hosted waiting room's is; it runs at the join once it is.
 func (p *Proxy) straightThrough(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, rq *request, now time.Time) bool {
-	if l := p.opts.Limiter; l != nil {
-		var ok bool
-		if p.realClock {
-			ok, _ = l.AllowAt(ip, now)
-		} else {
-			ok, _ = l.Allow(ip)
-		}
-		if !ok {
-			p.m.rateLimited.Inc()
-			return false
-		}
+	if ok, _ := p.rateAllowed(ip, now); !ok {
+		p.m.rateLimited.Inc()
+		return false
 	}
 	ev := r.ev
 	b := p.binder(ctx, ip)

@@ -3,7 +3,6 @@ package proxy
 import (
 	"errors"
 	"net/netip"
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -80,10 +79,13 @@ func newInviteLimiter(opts *Options) (*ratelimit.Limiter, error) {
 func (p *Proxy) inviteAllowed(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, now time.Time) bool {
 	wait := p.wrongCodes.WaitAt(ip, now)
 	if wait == 0 {
+		wait = p.sharedWrongCodesWait(ip)
+	}
+	if wait == 0 {
 		return true
 	}
 	p.invites.add(ev.ID, "", inviteLimited)
-	ctx.Response.Header.Set("Retry-After", strconv.Itoa(max(1, int((wait+time.Second-1)/time.Second))))
+	retryAfter(ctx, wait)
 	writeError(ctx, fasthttp.StatusTooManyRequests, errTooManyCodes)
 	return false
 }
@@ -95,11 +97,11 @@ func (p *Proxy) inviteRefused(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr
 	switch {
 	case errors.Is(err, admission.ErrInviteUsed):
 		p.invites.add(ev.ID, "", inviteUsed)
-		p.wrongCodes.AllowAt(ip, now)
+		p.chargeWrongCode(ip, now)
 		writeError(ctx, fasthttp.StatusConflict, errInviteUsed)
 	case errors.Is(err, admission.ErrNotAllowed), errors.Is(err, admission.ErrBadCredential):
 		p.invites.add(ev.ID, "", inviteWrong)
-		p.wrongCodes.AllowAt(ip, now)
+		p.chargeWrongCode(ip, now)
 		writeError(ctx, fasthttp.StatusForbidden, errNotAllowed)
 	default:
 		return false

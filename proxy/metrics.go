@@ -26,8 +26,11 @@ type metrics struct {
 	passHits     prometheus.Counter
 	passMisses   prometheus.Counter
 	rateLimited  prometheus.Counter
-	badRequests  prometheus.Counter
-	refusedVec   *prometheus.CounterVec
+	// sharedLimitErrors counts shared rate-limit budgets that did not
+	// answer in time (the replica's own buckets decided).
+	sharedLimitErrors prometheus.Counter
+	badRequests       prometheus.Counter
+	refusedVec        *prometheus.CounterVec
 	// badTargets and refusedMethods are refusedVec's reasons.
 	badTargets, refusedMethods prometheus.Counter
 	shed                       *prometheus.CounterVec
@@ -98,6 +101,8 @@ func newMetrics(reg prometheus.Registerer, engine *admission.Engine) (*metrics, 
 			Help: "Pass lookups in the verified-pass cache (hit, miss)."}, []string{"result"}),
 		rateLimited: prometheus.NewCounter(prometheus.CounterOpts{Name: "waitroom_api_rate_limited_total",
 			Help: "Waiting-room API requests refused by the per-address rate limits."}),
+		sharedLimitErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "waitroom_rate_limit_shared_errors_total",
+			Help: "Requests whose shared (Redis) rate-limit budget did not answer in time; the replica's own buckets decided them."}),
 		badRequests: prometheus.NewCounter(prometheus.CounterOpts{Name: "waitroom_bad_requests_total",
 			Help: "Requests refused as malformed (framing, smuggling shapes)."}),
 		refusedVec: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_refused_requests_total",
@@ -129,7 +134,7 @@ func newMetrics(reg prometheus.Registerer, engine *admission.Engine) (*metrics, 
 		return m, nil
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.joinsVec, m.identityVec, m.passesIssued, m.renewedVec, m.badPasses, m.noTicket,
-		m.shed, m.originErrors, m.rateLimited, m.badRequests, m.refusedVec, m.bypassVec, m.passCache, &queueCollector{engine: engine},
+		m.shed, m.originErrors, m.rateLimited, m.sharedLimitErrors, m.badRequests, m.refusedVec, m.bypassVec, m.passCache, &queueCollector{engine: engine},
 		m.extra[0], m.extra[1], m.extra[2]} {
 		if err := reg.Register(c); err != nil {
 			return nil, err

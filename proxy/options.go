@@ -80,6 +80,16 @@ type Options struct {
 	Notify func(Notice)
 	// Limiter rate-limits the waiting-room API; nil: no limit.
 	Limiter *ratelimit.Limiter
+	// SharedLimiter, when set, is the API's budget shared with the other
+	// replicas (package redislimit): a request Limiter lets through must
+	// pass it too. When it cannot answer within SharedLimitTimeout the
+	// request is decided by Limiter alone (counted in
+	// waitroom_rate_limit_shared_errors_total): a Redis failover must not
+	// refuse every visitor. Needs Limiter.
+	SharedLimiter SharedLimiter
+	// SharedWrongInvites is the wrong-invite budget shared with the other
+	// replicas, in front of which WrongInvites stays; nil: per replica.
+	SharedWrongInvites SharedLimiter
 	// WrongInvites is the budget of wrong or used invite codes per client
 	// address and prefix (see invites.go); its Clock is Clock. Zero
 	// buckets: DefaultWrongInvites.

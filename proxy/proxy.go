@@ -59,7 +59,10 @@ type Proxy struct {
 
 	// wrongCodes is the wrong-invite budget; invites count code joins.
 	wrongCodes *ratelimit.Limiter
-	invites    *inviteCounts
+	// sharedWarned is when a shared budget's failure was last logged
+	// (Unix ns).
+	sharedWarned atomic.Int64
+	invites      *inviteCounts
 
 	// strip are the cookies and headers removed before forwarding.
 	stripCookies [][]byte
@@ -198,6 +201,9 @@ func New(opts Options) (*Proxy, error) {
 	p.m = m
 	if p.audits, err = newAuditCache(opts.AuditCacheBytes, opts.Registerer); err != nil {
 		return nil, err
+	}
+	if opts.SharedLimiter != nil && opts.Limiter == nil {
+		return nil, errors.New("proxy: a SharedLimiter needs a Limiter in front of it")
 	}
 	if p.wrongCodes, err = newInviteLimiter(&opts); err != nil {
 		return nil, fmt.Errorf("proxy: wrong invites: %w", err)

@@ -129,3 +129,20 @@ func (b *Batcher) Close() {
 	close(b.stop)
 	b.wg.Wait()
 }
+
+// Script runs sc by its SHA in a pipeline with the commands around it,
+// and with EVAL on its own when the server answers NOSCRIPT (a restart,
+// SCRIPT FLUSH, a failover to a node that never ran it). It returns the
+// script's reply.
+func (b *Batcher) Script(ctx context.Context, sc *redis.Script, keys []string, args ...any) (any, error) {
+	cmd, err := b.Do(ctx, func(p redis.Pipeliner) redis.Cmder {
+		return sc.EvalSha(context.Background(), p, keys, args...)
+	})
+	switch {
+	case err != nil && redis.HasErrorPrefix(err, "NOSCRIPT"):
+		return sc.Run(ctx, b.c, keys, args...).Result()
+	case err != nil:
+		return nil, err
+	}
+	return cmd.(*redis.Cmd).Val(), nil
+}

@@ -124,6 +124,10 @@ func New(cfg Config) (*Limiter, error) {
 	return l, nil
 }
 
+// Validate reports what New would refuse in cfg (nil: nothing), for a
+// limiter elsewhere that takes the same shape (package redislimit).
+func (cfg Config) Validate() error { return validate(cfg) }
+
 func validate(cfg Config) error {
 	var p []string
 	bucket := func(name string, b Bucket) {
@@ -228,13 +232,18 @@ func (l *Limiter) PrefixRate(addr netip.Addr) float64 {
 
 // Prefix is the prefix whose bucket addr shares (IPv4-mapped addresses
 // as IPv4, without zone); the zero Prefix for the zero Addr.
-func (l *Limiter) Prefix(addr netip.Addr) netip.Prefix {
+func (l *Limiter) Prefix(addr netip.Addr) netip.Prefix { return PrefixOf(addr, l.v4Bits, l.v6Bits) }
+
+// PrefixOf is the prefix of addr v4Bits or v6Bits long (by its family,
+// IPv4-mapped addresses as IPv4, without zone); the zero Prefix for the
+// zero Addr. The bits must be within the family's length.
+func PrefixOf(addr netip.Addr, v4Bits, v6Bits int) netip.Prefix {
 	a := addr.Unmap().WithZone("")
-	bits := l.v6Bits
+	bits := v6Bits
 	if a.Is4() {
-		bits = l.v4Bits
+		bits = v4Bits
 	}
-	p, _ := a.Prefix(bits) // bits is within the family's length
+	p, _ := a.Prefix(bits)
 	return p
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/waitroom/waitroom/proxy/identity"
 	"github.com/waitroom/waitroom/proxy/netlimit"
 	"github.com/waitroom/waitroom/proxy/ratelimit"
+	"github.com/waitroom/waitroom/proxy/ratelimit/redislimit"
 	"github.com/waitroom/waitroom/proxy/target"
 	"github.com/waitroom/waitroom/proxy/upstream"
 	"github.com/waitroom/waitroom/static"
@@ -64,10 +65,11 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 	if err != nil {
 		return proxy.Options{}, err
 	}
-	limiter, err := ratelimit.New(ratelimit.Config{
+	api := ratelimit.Config{
 		PerIP:      ratelimit.Bucket{Rate: s.RateLimits.PerIP.Rate, Burst: s.RateLimits.PerIP.Burst},
 		PerPrefix:  ratelimit.Bucket{Rate: s.RateLimits.PerPrefix.Rate, Burst: s.RateLimits.PerPrefix.Burst},
-		IPv4Prefix: s.RateLimits.IPv4Prefix, IPv6Prefix: s.RateLimits.IPv6Prefix, TableSize: s.RateLimits.TableSize})
+		IPv4Prefix: s.RateLimits.IPv4Prefix, IPv6Prefix: s.RateLimits.IPv6Prefix, TableSize: s.RateLimits.TableSize}
+	limiter, err := ratelimit.New(api)
 	if err != nil {
 		return proxy.Options{}, err
 	}
@@ -75,6 +77,18 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 		PerIP:      ratelimit.Bucket{Rate: s.RateLimits.WrongInvites.PerIP.Rate, Burst: s.RateLimits.WrongInvites.PerIP.Burst},
 		PerPrefix:  ratelimit.Bucket{Rate: s.RateLimits.WrongInvites.PerPrefix.Rate, Burst: s.RateLimits.WrongInvites.PerPrefix.Burst},
 		IPv4Prefix: s.RateLimits.IPv4Prefix, IPv6Prefix: s.RateLimits.IPv6Prefix, TableSize: s.RateLimits.TableSize}
+	var shared, sharedWrong proxy.SharedLimiter
+	if s.RateLimits.Shared {
+		if shared, err = w.sharedLimiter("api:", api); err != nil {
+			return proxy.Options{}, err
+		}
+		if wrong.PerIP == (ratelimit.Bucket{}) && wrong.PerPrefix == (ratelimit.Bucket{}) {
+			wrong = proxy.DefaultWrongInvites
+		}
+		if sharedWrong, err = w.sharedLimiter("invites:", wrong); err != nil {
+			return proxy.Options{}, err
+		}
+	}
 	budget, err := netlimit.NewBudget(s.MaxInFlight, [netlimit.NumClasses]float64{
 		netlimit.Admitted: s.Reserved.Admitted, netlimit.API: s.Reserved.API})
 	if err != nil {
@@ -88,6 +102,7 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 	}
 	o := proxy.Options{Prefix: s.Prefix, Engine: w.Engine, Keys: keys, Pages: pages, Origins: w.origins,
 		Trusted: httpguard.NewTrustedHeader(trusted, s.ClientIPHeader), PassCacheSize: s.PassCacheSize, Limiter: limiter, WrongInvites: wrong,
+		SharedLimiter: shared, SharedWrongInvites: sharedWrong,
 		Meter: w.Meter, Registerer: w.reg, Logger: w.log, Budget: budget,
 		Bypass: proxy.Bypass{CIDRs: bypass, Header: s.Bypass.Header, Secret: s.Bypass.Secret},
 		Cookies: proxy.Cookies{Ticket: s.Cookies.Ticket, Pass: s.Cookies.Pass, Domain: s.Cookies.Domain,
@@ -234,4 +249,20 @@ func loadCAs(file string) (*x509.CertPool, error) {
 		return nil, errors.New("no PEM certificate found")
 	}
 	return pool, nil
+}
+
+// sharedLimiter opens a rate-limit budget every replica shares, in the
+// admission store's Redis under its prefix and "rl:"+name (see
+// serve.rate_limits.shared).
+func (w *Waitroom) sharedLimiter(name string, b ratelimit.Config) (proxy.SharedLimiter, error) {
+	c, err := w.admissionRedis.Client()
+	if err != nil {
+		return nil, settingErr("admission", err)
+	}
+	l, err := redislimit.New(redislimit.Options{Client: c, Prefix: w.cfg.Admission.RedisPrefix + "rl:" + name, Buckets: b})
+	if err != nil {
+		return nil, fmt.Errorf("serve.rate_limits: %w", err)
+	}
+	w.closers = append(w.closers, func() error { l.Close(); return nil })
+	return l, nil
 }

@@ -158,3 +158,38 @@ func postJoin(t *testing.T, base, body string) (int, string) {
 	json.NewDecoder(resp.Body).Decode(&e)
 	return resp.StatusCode, e.Error
 }
+
+// TestReplicasShareTheRateLimit: with serve.rate_limits.shared, one
+// address gets one API budget across the replicas, not one per replica.
+func TestReplicasShareTheRateLimit(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{AppendOnly: true})
+	origin := httptest.NewServer(http.NotFoundHandler())
+	defer origin.Close()
+	cfgText := fmt.Sprintf(replicaConfig, randomHex(32), srv.URL(),
+		strings.TrimPrefix(origin.URL, "http://"))
+	cfgText = strings.Replace(cfgText, "  cookies: {secure: never}\n",
+		"  cookies: {secure: never}\n  rate_limits: {shared: true, per_ip: {rate: 0.001, burst: 4}, per_prefix: {rate: 0}}\n", 1)
+	a, b := startReplica(t, cfgText), startReplica(t, cfgText)
+	passed := 0
+	for i := range 10 {
+		base := a
+		if i%2 == 1 {
+			base = b
+		}
+		resp, err := http.Get(base + "/_wr/api/status?event=show")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case http.StatusTooManyRequests:
+		case http.StatusUnauthorized: // no ticket: past the limit
+			passed++
+		default:
+			t.Fatalf("request %d: %d", i, resp.StatusCode)
+		}
+	}
+	if passed != 4 {
+		t.Fatalf("%d of 10 status requests over two replicas passed; want the shared burst, 4", passed)
+	}
+}

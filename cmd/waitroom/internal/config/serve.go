@@ -404,6 +404,16 @@ type RateLimits struct {
 	// How many addresses and networks are tracked (least recently seen
 	// first out). At least 1.
 	TableSize int `yaml:"table_size"`
+	// Share the budgets with the other replicas: false (the default) gives
+	// every replica its own buckets, so an address spread over N replicas
+	// by a load balancer gets N times the rate; true keeps one budget per
+	// address and network for the whole room in the admission store's
+	// Redis (a GCRA script: one round trip per API request, pipelined),
+	// behind each replica's own buckets. Needs admission.store: redis.
+	// When Redis does not answer within 100 ms, each replica's buckets
+	// decide alone (waitroom_rate_limit_shared_errors_total counts it).
+	// Applies to per_ip, per_prefix and wrong_invites.
+	Shared bool `yaml:"shared"`
 	// Budget of wrong invite codes (a join whose code no lane accepts, or
 	// one already used), per client address and network: once it is
 	// spent, every join with a code is refused with 429 and Retry-After,

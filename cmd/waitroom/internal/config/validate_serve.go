@@ -462,6 +462,9 @@ func (v *validator) admission(path string, a *Admission, c *Config) {
 		v.fail(path+".data_dir", "is inventory.data_dir or contains it: give each store a directory of its own")
 	}
 	v.redis(path+".redis", &a.Redis)
+	if c.Serve.RateLimits.Shared && a.Store != StoreRedis {
+		v.fail("serve.rate_limits.shared", "needs admission.store: redis (the budget is kept in the admission store's Redis; an embedded store has one replica, whose buckets are the room's)")
+	}
 	switch p := a.RedisPrefix; {
 	case p == "":
 		v.fail(path+".redis_prefix", `must not be empty (the default is %q)`, DefaultAdmissionRedisPrefix)

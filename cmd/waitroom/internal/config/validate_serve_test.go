@@ -206,6 +206,13 @@ func TestValidateServe(t *testing.T) {
 			c.Admission.Redis.Cluster = []string{"10.0.0.1:7000", "10.0.0.2:7000"}
 			c.Admission.Replica = "web-1"
 		}, nil},
+		{"shared rate limits on redis", func(c *Config) {
+			c.Admission.Store = StoreRedis
+			c.Admission.Redis.URL = "redis://127.0.0.1:6379/0"
+			c.Serve.RateLimits.Shared = true
+		}, nil},
+		{"shared rate limits without redis", func(c *Config) { c.Serve.RateLimits.Shared = true }, []string{
+			"serve.rate_limits.shared: needs admission.store: redis (the budget is kept in the admission store's Redis; an embedded store has one replica, whose buckets are the room's)"}},
 		{"admission problems", func(c *Config) {
 			c.Admission = Admission{Store: "memory", Redis: Redis{URL: "redis://h:1/0", Cluster: []string{"h:1"}, PoolSize: -2}, RedisPrefix: "{wr}:", Replica: "web 1"}
 		}, []string{
