@@ -49,10 +49,18 @@ type Options struct {
 	LoadTornAOF bool
 	// Cluster starts the node with cluster mode enabled.
 	Cluster bool
+	// NodeTimeout is a cluster node's cluster-node-timeout: how long a
+	// master may be silent before its replica takes over; 0 is 5 s.
+	NodeTimeout time.Duration
+	// ReplicaOf starts the node as a replica of the Redis at this
+	// host:port (REPLICAOF).
+	ReplicaOf string
 	// Dir reuses a data directory (to restart over earlier state).
 	Dir string
 	// Port reuses a port; 0 picks a free one.
 	Port int
+
+	sentinel *sentinelConf // runs a Sentinel instead of a data node
 }
 
 // Binary returns the path of redis-server, or an error telling how to get it.
@@ -105,6 +113,9 @@ func Launch(opts Options) (*Server, error) {
 			"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", opts.Dir,
 			"--save", "", "--daemonize", "no", "--protected-mode", "yes",
 			"--logfile", filepath.Join(opts.Dir, "redis.log"),
+			// A replica's full sync starts at once, not after the
+			// default 5 s wait for more replicas.
+			"--repl-diskless-sync-delay", "0",
 		}
 		if opts.AppendOnly {
 			truncated := "no"
@@ -116,8 +127,29 @@ func Launch(opts Options) (*Server, error) {
 			s.args = append(s.args, "--appendonly", "no")
 		}
 		if opts.Cluster {
+			timeout := opts.NodeTimeout
+			if timeout <= 0 {
+				timeout = 5 * time.Second
+			}
+			// A replica may take over however long it was cut off: a
+			// test's replica is never too stale to serve.
 			s.args = append(s.args, "--cluster-enabled", "yes", "--cluster-config-file",
-				filepath.Join(opts.Dir, "nodes.conf"), "--cluster-node-timeout", "5000")
+				filepath.Join(opts.Dir, "nodes.conf"), "--cluster-node-timeout", strconv.FormatInt(timeout.Milliseconds(), 10),
+				"--cluster-replica-validity-factor", "0")
+		}
+		if opts.ReplicaOf != "" {
+			host, port, err := net.SplitHostPort(opts.ReplicaOf)
+			if err != nil {
+				return nil, fmt.Errorf("redistest: ReplicaOf %q: %w", opts.ReplicaOf, err)
+			}
+			s.args = append(s.args, "--replicaof", host, port)
+		}
+		if opts.sentinel != nil {
+			conf, err := opts.sentinel.write(opts.Dir, port)
+			if err != nil {
+				return nil, err
+			}
+			s.args = []string{conf, "--sentinel"}
 		}
 		if lastErr = s.start(bin); lastErr == nil {
 			return s, nil
@@ -353,13 +385,7 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 }
 
 // Addrs lists the nodes' addresses.
-func (c *Cluster) Addrs() []string {
-	var out []string
-	for _, n := range c.Nodes {
-		out = append(out, n.Addr)
-	}
-	return out
-}
+func (c *Cluster) Addrs() []string { return addrs(c.Nodes) }
 
 // AOFCommand is one command of an AOF file and where it starts.
 type AOFCommand struct {
