@@ -190,6 +190,15 @@ type Store interface {
 	GrantSlots(ctx context.Context, event string, n int, ttl time.Duration) (taken int, err error)
 	TakeSlot(ctx context.Context, event string) (bool, error)
 
+	// PublishSample replaces replica's measurement record of the event
+	// (an encoded Sample, opaque to the store) with sample, which is
+	// forgotten ttl after it was published unless published again: the
+	// figures of a replica that died vanish within ttl. Samples returns
+	// the records in force, by replica. Neither is durable: they are
+	// the last tick's figures, published again at the next.
+	PublishSample(ctx context.Context, event, replica string, sample []byte, ttl time.Duration) error
+	Samples(ctx context.Context, event string) (map[string][]byte, error)
+
 	// Lease makes holder the event's leader for ttl, or renews its lease,
 	// and reports whether holder is the leader now. The leader runs draws
 	// and the controller; the others follow. An embedded store has one

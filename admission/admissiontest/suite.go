@@ -2,7 +2,8 @@
 // shares. The cases sit by concern: members.go, draws.go (seeds and
 // draws), serving.go (counters and claims), uses.go (pass uses),
 // passes.go (revocations, bars, invites), accounts.go (accounts' places),
-// control.go (control, controller state, lease) and persistence.go.
+// control.go (control, controller state, lease), samples.go (the
+// replicas' measurement records) and persistence.go.
 
 package admissiontest
 
@@ -74,6 +75,9 @@ func Run(t *testing.T, h Harness) {
 		{"Slots", testSlots},
 		{"SlotsConcurrent", testSlotsConcurrent},
 		{"SlotsExpire", testSlotsExpire},
+		{"Samples", testSamples},
+		{"SamplesExpire", testSamplesExpire},
+		{"SamplesConcurrent", testSamplesConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -311,3 +311,56 @@ func (s *Store) TakeSlot(ctx context.Context, event string) (bool, error) {
 	e.slotsTaken++
 	return true, nil
 }
+
+// sample is one replica's measurement record and when it runs out (ms).
+type sample struct {
+	b     []byte
+	until int64
+}
+
+// PublishSample implements admission.Store. Samples live in memory only.
+func (s *Store) PublishSample(ctx context.Context, event, replica string, b []byte, ttl time.Duration) error {
+	if err := s.enter(event); err != nil {
+		return err
+	}
+	defer s.life.RUnlock()
+	if replica == "" || ttl < time.Millisecond {
+		return fmt.Errorf("memstore: a sample needs a replica and a ttl of at least 1ms (got %q, %v)", replica, ttl)
+	}
+	e := s.event(event, true)
+	now := s.now()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.samples == nil {
+		e.samples = map[string]sample{}
+	}
+	for r, x := range e.samples {
+		if now >= x.until {
+			delete(e.samples, r)
+		}
+	}
+	e.samples[replica] = sample{b: slices.Clone(b), until: now + ttl.Milliseconds()}
+	return nil
+}
+
+// Samples implements admission.Store.
+func (s *Store) Samples(ctx context.Context, event string) (map[string][]byte, error) {
+	if err := s.enter(event); err != nil {
+		return nil, err
+	}
+	defer s.life.RUnlock()
+	out := map[string][]byte{}
+	e := s.event(event, false)
+	if e == nil {
+		return out, nil
+	}
+	now := s.now()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for r, x := range e.samples {
+		if now < x.until {
+			out[r] = slices.Clone(x.b)
+		}
+	}
+	return out, nil
+}

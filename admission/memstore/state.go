@@ -59,9 +59,11 @@ type event struct {
 	// Pass-through slots (not persisted): left of the last grant, taken
 	// since it, and when it ends (Unix ms).
 	slotsLeft, slotsTaken int
-	slotsUntil            int64
-	gen                   uint64
-	lazy                  bool
+	// samples are the replicas' measurement records (in memory only).
+	samples    map[string]sample
+	slotsUntil int64
+	gen        uint64
+	lazy       bool
 
 	wmu     sync.Mutex
 	written uint64 // gen of the newest state file on disk

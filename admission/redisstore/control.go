@@ -312,3 +312,52 @@ func (s *Store) TakeSlot(ctx context.Context, event string) (bool, error) {
 	}
 	return ok == 1, nil
 }
+
+// PublishSample implements admission.Store: one key per replica,
+// "sample:<replica>", set with PX ttl, and an index of them (a sorted set
+// scored by when each runs out), all under the event's hash tag, so one
+// Cluster shard holds an event's samples. One script call a tick.
+func (s *Store) PublishSample(ctx context.Context, event, replica string, sample []byte, ttl time.Duration) error {
+	if err := checkEvent(event); err != nil {
+		return err
+	}
+	if replica == "" || ttl < time.Millisecond {
+		return fmt.Errorf("redisstore: a sample needs a replica and a ttl of at least 1ms (got %q, %v)", replica, ttl)
+	}
+	keys := []string{s.key(event, "samples"), s.key(event, "sample:"+replica)}
+	if err := scriptPublish.Run(ctx, s.c, keys, replica, sample, ttl.Milliseconds()).Err(); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// Samples implements admission.Store: the index, then the records it
+// names in one MGET (a record that ran out reads as nil and is left
+// out).
+func (s *Store) Samples(ctx context.Context, event string) (map[string][]byte, error) {
+	if err := checkEvent(event); err != nil {
+		return nil, err
+	}
+	names, err := s.c.ZRange(ctx, s.key(event, "samples"), 0, -1).Result()
+	if err != nil {
+		return nil, fail(err)
+	}
+	out := make(map[string][]byte, len(names))
+	if len(names) == 0 {
+		return out, nil
+	}
+	keys := make([]string, len(names))
+	for i, n := range names {
+		keys[i] = s.key(event, "sample:"+n)
+	}
+	vals, err := s.c.MGet(ctx, keys...).Result()
+	if err != nil {
+		return nil, fail(err)
+	}
+	for i, v := range vals {
+		if str, ok := v.(string); ok {
+			out[names[i]] = []byte(str)
+		}
+	}
+	return out, nil
+}

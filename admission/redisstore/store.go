@@ -27,6 +27,7 @@ var (
 	scriptRevoke      = load("revoke")
 	scriptRevocations = load("revocations")
 	scriptLease       = load("lease")
+	scriptPublish     = load("publish")
 	scriptBar         = load("bar")
 	scriptBars        = load("bars")
 	scriptGrant       = load("grant")
