@@ -151,6 +151,12 @@ type ControllerInput struct {
 	// the last seconds, known long before NoShowRate (measured past the
 	// grace) is.
 	Lately, LatelyOffered int
+	// Unarrived counts the visitors admitted who have not come yet and
+	// still may (reached within the grace and not come, or holding a
+	// pass that was minted and not used and has not run out): they count
+	// in full against Caps.MaxActive, no-shows or not, so that the cap
+	// holds when they all come.
+	Unarrived int
 	// NoShowRate is the measured share of reached visitors who never
 	// came (0..1).
 	NoShowRate float64
@@ -356,7 +362,9 @@ func (c *Controller) Step(in ControllerInput) ControllerOutput {
 		return out
 	}
 	c.usageAvg.add(usage, ctlUsageSmooth)
-	room, bound := c.room(in, usage)
+	// Against max_active every visitor who may still come counts.
+	capUsage := max(usage, active+float64(max(in.Unarrived, 0))+float64(taken))
+	room, bound := c.room(in, usage, capUsage)
 	if p := c.pace(in.Now); p < room {
 		room = p
 	}
@@ -719,13 +727,13 @@ func (c *Controller) gain(active, cycle float64, now time.Time) float64 {
 
 // room is how many new visitors fit at this tick, and what bounded it
 // below what the controller's own limit leaves.
-func (c *Controller) room(in ControllerInput, usage float64) (int, Bound) {
+func (c *Controller) room(in ControllerInput, usage, capUsage float64) (int, Bound) {
 	// The pace keeps admissions even; the limit bounds them only past
 	// ctlSlack of itself, so that a wave of visitors inside does not
 	// stop admission for a tick and make the next wave.
 	room, bound := math.Floor(c.limit*(1+ctlSlack)-usage), BoundNone
-	if m := in.Caps.MaxActive; m > 0 && float64(m)-usage <= room {
-		room, bound = math.Floor(float64(m)-usage), BoundMaxActive
+	if m := in.Caps.MaxActive; m > 0 && float64(m)-capUsage <= room {
+		room, bound = math.Floor(float64(m)-capUsage), BoundMaxActive
 	}
 	if mn := in.Caps.MaxNewPerMinute; mn > 0 {
 		// The bucket never holds more than the last minute leaves: once

@@ -46,15 +46,23 @@ type Options struct {
 	// JoinRequest.Shadow): at least 32 bytes, the same on every replica;
 	// nil: no shadow queue.
 	ShadowKey []byte
+	// Lease is how long an event's leadership lasts without renewal: a
+	// leader that dies is replaced within it, and the samples of a
+	// replica that dies are forgotten within it (DefaultLease when 0;
+	// at least two of an event's ticks, which renew it).
+	Lease time.Duration
 }
+
+// DefaultLease is Options.Lease's default.
+const DefaultLease = 5 * time.Second
 
 const (
 	// joinMargin is how long after a tranche closes its draw waits, so
 	// that joins already in flight land in it.
 	joinMargin = time.Second
-	// leaseTicks is the lease's length in ticks: a leader that dies is
-	// replaced within this many ticks.
-	leaseTicks = 5
+	// minLeaseTicks is the shortest lease in ticks: the leader renews
+	// it every tick, and one late tick must not lose it.
+	minLeaseTicks = 2
 	// rejoinAfter is how long after its close a tranche without a draw
 	// record is given up on: its visitors join the current tranche.
 	rejoinAfter = 2 * time.Minute
@@ -87,6 +95,12 @@ func New(opts Options, events ...EventConfig) (*Engine, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Lease < 0 {
+		return nil, errors.New("admission: the lease must not be negative")
+	}
+	if opts.Lease == 0 {
+		opts.Lease = DefaultLease
 	}
 	if opts.ShadowKey != nil && len(opts.ShadowKey) < 32 {
 		return nil, errors.New("admission: the shadow key must be at least 32 bytes")
@@ -213,12 +227,24 @@ type event struct {
 	// tick (see uses.go).
 	uses useBuffer
 
+	// minted counts the passes minted on this replica (status polls
+	// that admitted), redeemed the first uses of passes noted here;
+	// both go into this replica's samples.
+	minted, redeemed atomic.Uint64
+
 	tickMu   sync.Mutex // serialises ticks; guards what follows
 	ctrl     *Controller
 	restored bool
-	admits   []admitted // recent Admit outputs, for MaxNewPerMinute
-	decided  bool       // the controller ran at this tick
-	figures  atomic.Pointer[Figures]
+	// sample is this replica's sample of the last tick (with a Sampler),
+	// sampleBuf its encoding's buffer; lastCompl the completions count
+	// of each replica at the leader's last tick (see mergeSamples).
+	sample    Sample
+	sampled   bool
+	sampleBuf []byte
+	lastCompl map[string]uint64
+	admits    []admitted // recent Admit outputs, for MaxNewPerMinute
+	decided   bool       // the controller ran at this tick
+	figures   atomic.Pointer[Figures]
 	// decisions are the controller's recent decisions on this replica.
 	decisions *decisionLog
 }
@@ -285,7 +311,7 @@ type offer struct {
 }
 
 func newEvent(e *Engine, cfg EventConfig) *event {
-	ev := &event{e: e, cfg: cfg, byName: map[string]*lane{}, decisions: newDecisionLog()}
+	ev := &event{e: e, cfg: cfg, byName: map[string]*lane{}, decisions: newDecisionLog(), lastCompl: map[string]uint64{}}
 	liveOrigin := cfg.QueueOpensAt
 	if cfg.openFromStart {
 		since := e.clock().Add(-rejoinAfter - 2*cfg.Tranche)

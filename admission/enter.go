@@ -121,6 +121,7 @@ func (ev *event) mayEnter(ctx context.Context, now time.Time) (bool, error) {
 // session from now, in the public lane, without a queue number.
 func (ev *event) straightPass(v VisitorID, binding string, now time.Time) *Pass {
 	ev.passed.Add(1)
+	ev.minted.Add(1)
 	return &Pass{ID: NewPassIDFor(v), Event: ev.cfg.ID, Visitor: v, Lane: PublicLane, Binding: binding,
 		IssuedAt: now, ExpiresAt: now.Add(ev.cfg.SessionDuration), AdmittedAt: now.Truncate(time.Second)}
 }

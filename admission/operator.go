@@ -220,7 +220,13 @@ func (e *Engine) Lease(id string) time.Duration {
 	if err != nil {
 		return 0
 	}
-	return leaseTicks * ev.cfg.Controller.Tick
+	return ev.lease()
+}
+
+// lease is the event's lease length: Options.Lease, at least
+// minLeaseTicks ticks.
+func (ev *event) lease() time.Duration {
+	return max(ev.e.opts.Lease, minLeaseTicks*ev.cfg.Controller.Tick)
 }
 
 // Events lists the configured events' ids.

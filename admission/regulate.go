@@ -26,6 +26,17 @@ type Figures struct {
 	// leader's.
 	NoShowRate float64
 	Pending    int
+	// Unarrived counts the visitors admitted who have not come yet and
+	// still may: numbers offered within the grace whose pass was not
+	// used, and passes minted and not used that have not run out. They
+	// count against max_active (the leader's).
+	Unarrived int
+	// Replicas is how many replicas' samples the leader's controller
+	// decided on at its last tick; Minted and Redeemed sum their passes
+	// minted and first used since each started (0 with a Meter that is
+	// not a Sampler).
+	Replicas         int
+	Minted, Redeemed uint64
 	// UsesDropped counts the first uses of passes that this replica
 	// could not take for the store (its buffer was full, see
 	// Engine.NoteUse); each is tried again at the pass's next request.
@@ -92,10 +103,7 @@ func (ev *event) regulate(ctx context.Context, now time.Time) error {
 		}
 		taken = n
 	}
-	var m Measurements
-	if ev.e.opts.Meter != nil {
-		m = ev.e.opts.Meter.Measure(id, now)
-	}
+	m, cf := ev.measure(ctx, now)
 	remaining, known := 0, false
 	if ev.e.opts.Inventory != nil && ev.cfg.InventoryEvent != "" {
 		remaining, known = ev.e.opts.Inventory.Remaining(ev.cfg.InventoryEvent)
@@ -117,7 +125,7 @@ func (ev *event) regulate(ctx context.Context, now time.Time) error {
 	queued := ev.queued()
 	out := ev.ctrl.Step(ControllerInput{Now: now, Measurements: m, Pending: pending, NoShowRate: rate,
 		Arriving: arriving.pending, ArrivingOffered: arriving.offered, ArrivingKnown: true,
-		Lately: arriving.latePending, LatelyOffered: arriving.lateOffered,
+		Lately: arriving.latePending, LatelyOffered: arriving.lateOffered, Unarrived: arriving.unarrived,
 		Remaining: remaining, RemainingKnown: known, Caps: ev.caps(), AdmittedLastMinute: last,
 		Waiting: waiting, WaitingKnown: true, PassThrough: threshold && !queued, Taken: taken})
 	if taken > 0 {
@@ -127,6 +135,7 @@ func (ev *event) regulate(ctx context.Context, now time.Time) error {
 	f := *ev.figures.Load()
 	f.Limit, f.NoShowRate, f.Pending, f.Last, f.Admitted1m = out.Limit, rate, pending, m, last+taken
 	f.Slots, f.Decision = out.Slots, out.Decision
+	f.Replicas, f.Minted, f.Redeemed, f.Unarrived = cf.replicas, cf.minted, cf.redeemed, arriving.unarrived
 	ev.figures.Store(&f)
 	if out.SoldOut {
 		c := *ev.control.Load()
@@ -300,7 +309,7 @@ func (l *lane) drawTimes(from uint64) func(uint64) time.Time {
 // arrivals are the offers of the last ctlClaimSoon: how many numbers
 // were offered, and how many of those have not come yet; and the same of
 // the offers before them, up to ctlClaimLately old.
-type arrivals struct{ offered, pending, lateOffered, latePending int }
+type arrivals struct{ offered, pending, lateOffered, latePending, unarrived int }
 
 // pendingAndNoShows measures, from the offers of the last grace period
 // and the minute before it: how many offered visitors have not come yet
@@ -312,7 +321,7 @@ type arrivals struct{ offered, pending, lateOffered, latePending int }
 func (ev *event) pendingAndNoShows(ctx context.Context, now time.Time) (int, arrivals, float64, error) {
 	var arriving arrivals
 	grace := ev.cfg.NoShowGrace
-	oldest := now.Add(-grace - noShowWindow)
+	oldest := now.Add(-ev.offerMemory())
 	pending, offeredOld, usedOld := 0, 0, 0
 	for _, l := range ev.lanes {
 		l.offers = slices.DeleteFunc(l.offers, func(o offer) bool { return o.at.Before(oldest) })
@@ -324,7 +333,35 @@ func (ev *event) pendingAndNoShows(ctx context.Context, now time.Time) (int, arr
 		if err != nil {
 			return 0, arriving, 0, err
 		}
+		// Passes minted past the grace and not used yet may still be:
+		// until the pass runs out (a session after the grace at most).
+		var claimed []bool
+		var claimedFrom uint64
+		if old := l.offers[0]; now.Sub(old.at) > grace {
+			last := old
+			for _, o := range l.offers {
+				if now.Sub(o.at) > grace {
+					last = o
+				}
+			}
+			claimedFrom = old.from
+			if claimed, err = ev.e.opts.Store.Claimed(ctx, ev.cfg.ID, l.cfg.Name, old.from, last.to); err != nil {
+				return 0, arriving, 0, err
+			}
+		}
 		for _, o := range l.offers {
+			age := now.Sub(o.at)
+			if age > grace {
+				for k := o.from; k <= o.to && claimed != nil; k++ {
+					if i := k - claimedFrom; i < uint64(len(claimed)) && claimed[i] && !used[k-from] &&
+						age <= grace+ev.cfg.SessionDuration {
+						arriving.unarrived++
+					}
+				}
+				if age > grace+noShowWindow {
+					continue // remembered for its passes only
+				}
+			}
 			offered, came := 0, 0
 			for k := o.from; k <= o.to; k++ {
 				c := used[k-from]
@@ -341,8 +378,9 @@ func (ev *event) pendingAndNoShows(ctx context.Context, now time.Time) (int, arr
 					came++
 				}
 			}
-			if age := now.Sub(o.at); age <= grace {
+			if age <= grace {
 				pending += offered - came
+				arriving.unarrived += offered - came
 				switch {
 				case age <= ctlClaimSoon:
 					arriving.offered += offered

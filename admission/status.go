@@ -277,6 +277,7 @@ func (ev *event) admit(ctx context.Context, l *lane, res StatusResult, now time.
 		}
 	}
 	res.Status.Kind = StatusAdmitted
+	ev.minted.Add(1)
 	res.Pass = &Pass{ID: NewPassIDFor(res.Ticket.Visitor), Event: ev.cfg.ID, Visitor: res.Ticket.Visitor, Lane: l.cfg.Name, Number: n,
 		Binding: res.Ticket.Binding, IssuedAt: now, ExpiresAt: minTime(now.Add(session), until),
 		// The session began with the turn, so polling again within it does
@@ -293,6 +294,7 @@ func (ev *event) letIn(l *lane, res StatusResult, now time.Time) (StatusResult, 
 		return res, false
 	}
 	res.Status.Kind, res.Status.Position, res.Status.ETA, res.Status.Refresh = StatusAdmitted, 0, ETA{}, time.Second
+	ev.minted.Add(1)
 	res.Pass = &Pass{ID: NewPassIDFor(res.Ticket.Visitor), Event: ev.cfg.ID, Visitor: res.Ticket.Visitor,
 		Lane: l.cfg.Name, Number: res.Ticket.Number, Binding: res.Ticket.Binding, IssuedAt: now,
 		ExpiresAt: now.Add(ev.cfg.SessionDuration), AdmittedAt: now.Truncate(time.Second)}

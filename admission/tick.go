@@ -56,11 +56,15 @@ func (ev *event) tick(ctx context.Context, now time.Time) error {
 	// Every replica writes the pass uses it saw, before the leader
 	// measures no-shows from them.
 	usesErr := ev.flushUses(ctx)
-	lead, err := s.Lease(ctx, id, ev.e.opts.Replica, leaseTicks*ev.cfg.Controller.Tick)
+	// And every replica publishes its measurements, which the leader
+	// sums (see sample.go).
+	pubErr := ev.publishSample(ctx, now)
+	lead, err := s.Lease(ctx, id, ev.e.opts.Replica, ev.lease())
 	if err != nil {
-		return errors.Join(usesErr, err)
+		return errors.Join(usesErr, pubErr, err)
 	}
-	if lead && !ev.leader.Load() {
+	took := lead && !ev.leader.Load()
+	if took {
 		ev.restored = false // a new leader rescans and restores its controller
 		for _, l := range ev.lanes {
 			l.scanned = -1
@@ -69,7 +73,10 @@ func (ev *event) tick(ctx context.Context, now time.Time) error {
 	ev.leader.Store(lead)
 	// Follow first: a replica that has just become leader (or restarted)
 	// learns the draws and counters already stored before it adds any.
-	errs := []error{usesErr, ev.follow(ctx, now)}
+	errs := []error{usesErr, pubErr, ev.follow(ctx, now)}
+	if took {
+		ev.inheritOffers(now)
+	}
 	if lead {
 		errs = append(errs, ev.seedAndDraw(ctx, now), ev.regulate(ctx, now))
 	}

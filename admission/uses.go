@@ -108,7 +108,11 @@ func (u *useBuffer) add(l *lane, n uint64) bool {
 // this replica already noted are taken at once.
 func (e *Engine) NoteUse(id string, p *Pass) bool {
 	ev := e.events[id]
-	if ev == nil || p.Number == 0 {
+	if ev == nil {
+		return true
+	}
+	if p.Number == 0 {
+		ev.redeemed.Add(1)
 		return true
 	}
 	l := ev.byName[p.Lane]
@@ -127,6 +131,7 @@ func (e *Engine) NoteUse(id string, p *Pass) bool {
 	if !ev.uses.add(l, n) {
 		return false
 	}
+	ev.redeemed.Add(1)
 	if drawn {
 		l.usedHere.set(n)
 	}

@@ -375,6 +375,7 @@ func passFiller(pass admission.Pass, with signals, renewAt time.Time) func(e *pa
 	return func(e *passEntry) {
 		e.pass, e.with = pass, with
 		copy(e.visitor[:], pass.Visitor.String())
+		e.seen.Identify(pass.Visitor) // counted once across replicas
 		e.renewAt.Store(renewUnix(renewAt))
 	}
 }

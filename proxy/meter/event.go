@@ -27,6 +27,20 @@ type Token struct {
 type Presence struct {
 	epoch     atomic.Int64 // the last epoch the visitor was seen in (0: never; doneEpoch: completed)
 	completed atomic.Bool
+	// key is the visitor's admission.VisitorKey with bit 32 set, once
+	// Identify named it (0: anonymous).
+	key atomic.Uint64
+}
+
+// identified marks a Presence's key as set.
+const identified = 1 << 32
+
+// Identify names the visitor of p, so that the event's samples list it
+// (see Event.Sample) and the leader counts it once however many replicas
+// see it. Call it before p's first use (the proxy does when it caches a
+// pass); an anonymous Presence is counted, but not named.
+func (p *Presence) Identify(v admission.VisitorID) {
+	p.key.Store(uint64(admission.VisitorKey(v)) | identified)
 }
 
 // Status classes of the requests_total series.
@@ -131,6 +145,12 @@ type Event struct {
 	epochMu sync.Mutex // taken to recycle an epoch
 	epochs  [epochRing]epochCount
 
+	// named holds the identified visitors' last epochs by key: written
+	// when a visitor enters an epoch (once per visitor and epoch), read
+	// and pruned by Sample.
+	namedMu sync.Mutex
+	named   map[uint32]int64
+
 	completions atomic.Uint64 // since the start
 	reported    atomic.Uint64 // completions at the previous Measure
 }
@@ -142,6 +162,7 @@ func newEvent(id string, p *params) *Event {
 		created:   p.nanos(p.clock()),
 		shards:    make([]shard, p.shards),
 		shardMask: uint32(p.shards - 1),
+		named:     make(map[uint32]int64),
 	}
 	for i := range e.shards {
 		e.shards[i].slots = make([]slot, p.ringMask+1)
@@ -255,6 +276,13 @@ func (e *Event) SeenAt(p *Presence, now time.Time) {
 		}
 	}
 	e.epochInc(ep)
+	if k := p.key.Load(); k != 0 {
+		e.namedMu.Lock()
+		if e.named[uint32(k)] < ep {
+			e.named[uint32(k)] = ep
+		}
+		e.namedMu.Unlock()
+	}
 	if last > 0 && ep-last <= epochRing-4 {
 		// The visitor leaves its old epoch. Older ones are out of every
 		// sum already and may have been recycled: leave them alone.
@@ -273,6 +301,7 @@ func (p *Presence) HandOver(q *Presence) {
 	if p.completed.Load() {
 		q.completed.Store(true)
 	}
+	q.key.CompareAndSwap(0, p.key.Load())
 	q.epoch.Store(last)
 }
 
@@ -307,6 +336,11 @@ func (e *Event) Complete(p *Presence) bool {
 		return false
 	}
 	e.completions.Add(1)
+	if k := p.key.Load(); k != 0 {
+		e.namedMu.Lock()
+		delete(e.named, uint32(k))
+		e.namedMu.Unlock()
+	}
 	// A visitor who completed is done: they leave the active count now
 	// rather than when ActiveWindow has passed, which frees their place
 	// for the next visitor in the queue at once.
@@ -334,8 +368,74 @@ const doneEpoch = -1
 // Measure returns the event's figures at now (see the package doc).
 // Completions count from the previous Measure call.
 func (e *Event) Measure(now time.Time) admission.Measurements {
+	var (
+		w window
+		m admission.Measurements
+	)
+	t := e.p.nanos(now)
+	e.window(t, &w)
+	if w.span > 0 {
+		m.RequestRate = w.reqs / time.Duration(w.span).Seconds()
+	}
+	if w.reqs > 0 {
+		m.ErrorRate = min(w.errs/w.reqs, 1)
+	}
+	m.LatencyP50 = loghist.Percentile(&w.hist, w.timed, 0.50)
+	m.LatencyP95 = loghist.Percentile(&w.hist, w.timed, 0.95)
+	m.LatencyMean = loghist.Mean(&w.hist, w.timed)
+	m.Answered = w.timed
+	m.InFlight = int(max(w.inFlight, 0))
+	m.Active = int(e.active(t))
+	m.Completions = int(e.takeCompletions())
+	return m
+}
+
+// Sample returns the event's sample at now, for the admission leader to
+// sum with the other replicas' (admission.Sampler): the window's counts
+// and latency histogram, the requests in flight, the completions since
+// the meter started, and the identified visitors seen within
+// ActiveWindow with the end of the epoch they were last seen in (those
+// not seen since are forgotten here). Active visitors that were never
+// identified are Unlisted. Minted and Redeemed are the engine's to fill.
+// It does not move Measure's completions.
+func (e *Event) Sample(now time.Time) admission.Sample {
+	var w window
+	t := e.p.nanos(now)
+	e.window(t, &w)
+	s := admission.Sample{At: now, Window: time.Duration(w.span), Requests: w.reqs, Errors: w.errs,
+		Latency: w.hist, InFlight: int(max(w.inFlight, 0)), Completions: e.completions.Load()}
+	cur := t/e.p.epochNs + 1
+	e.namedMu.Lock()
+	s.Visitors = make([]admission.SeenVisitor, 0, len(e.named))
+	for k, ep := range e.named {
+		if ep < cur-activeEpochs {
+			delete(e.named, k)
+			continue
+		}
+		seen := e.p.base.Add(time.Duration(ep * e.p.epochNs))
+		if seen.After(now) {
+			seen = now
+		}
+		s.Visitors = append(s.Visitors, admission.SeenVisitor{Key: k, Seen: seen})
+	}
+	e.namedMu.Unlock()
+	s.SortVisitors()
+	s.Unlisted = int(max(e.active(t)-int64(len(s.Visitors)), 0))
+	return s
+}
+
+// window is what the window ending at a time holds, summed over the
+// shards.
+type window struct {
+	hist              [loghist.Buckets]float64
+	reqs, errs, timed float64
+	span              int64 // ns
+	inFlight          int64
+}
+
+// window sums the window ending at t (ns since the base) into w.
+func (e *Event) window(t int64, w *window) {
 	p := e.p
-	t := p.nanos(now)
 	start, weighted := t-p.windowNs, true
 	if start < e.created {
 		start, weighted = e.created, false
@@ -345,48 +445,29 @@ func (e *Event) Measure(now time.Time) admission.Measurements {
 	if weighted {
 		oldest = float64((first+1)*p.slotNs-start) / float64(p.slotNs)
 	}
-	var (
-		h                 [loghist.Buckets]float64
-		reqs, errs, timed float64
-		inFlight          int64
-		m                 admission.Measurements
-	)
 	for i := range e.shards {
 		sh := &e.shards[i]
-		inFlight += sh.inFlight.Load()
+		w.inFlight += sh.inFlight.Load()
 		for sn := first; sn <= last; sn++ {
 			sl := &sh.slots[sn&p.ringMask]
 			if sl.tag.Load() != sn+1 {
 				continue
 			}
-			w := 1.0
+			f := 1.0
 			if sn == first {
-				w = oldest
+				f = oldest
 			}
-			reqs += w * float64(sl.requests.Load())
-			errs += w * float64(sl.errors.Load())
+			w.reqs += f * float64(sl.requests.Load())
+			w.errs += f * float64(sl.errors.Load())
 			for b := range sl.hist {
 				if c := sl.hist[b].Load(); c != 0 {
-					h[b] += w * float64(c)
-					timed += w * float64(c)
+					w.hist[b] += f * float64(c)
+					w.timed += f * float64(c)
 				}
 			}
 		}
 	}
-	if span := t - start; span > 0 {
-		m.RequestRate = reqs / time.Duration(span).Seconds()
-	}
-	if reqs > 0 {
-		m.ErrorRate = min(errs/reqs, 1)
-	}
-	m.LatencyP50 = loghist.Percentile(&h, timed, 0.50)
-	m.LatencyP95 = loghist.Percentile(&h, timed, 0.95)
-	m.LatencyMean = loghist.Mean(&h, timed)
-	m.Answered = timed
-	m.InFlight = int(max(inFlight, 0))
-	m.Active = int(e.active(t))
-	m.Completions = int(e.takeCompletions())
-	return m
+	w.span = max(t-start, 0)
 }
 
 // active is the number of visitors last seen in the epoch of t or the

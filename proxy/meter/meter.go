@@ -192,6 +192,16 @@ func (m *Meter) Measure(event string, now time.Time) admission.Measurements {
 	return e.Measure(now)
 }
 
+// Sample returns event's sample at now (see Event.Sample); an event
+// never registered has an empty one.
+func (m *Meter) Sample(event string, now time.Time) admission.Sample {
+	e := m.Lookup(event)
+	if e == nil {
+		return admission.Sample{At: now}
+	}
+	return e.Sample(now)
+}
+
 // snapshot is the registered events in registration order.
 func (m *Meter) snapshot() []*Event {
 	m.mu.RLock()
@@ -199,4 +209,4 @@ func (m *Meter) snapshot() []*Event {
 	return slices.Clone(m.order)
 }
 
-var _ admission.Meter = (*Meter)(nil)
+var _ admission.Sampler = (*Meter)(nil)

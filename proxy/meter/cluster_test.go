@@ -1,0 +1,288 @@
+package meter_test
+
+// One room across replicas: admission engines, each with its own meter,
+// sharing one real redis-server, with visitors balanced over them by a
+// sticky or a random balancer, in simulated time (a fake clock moved by
+// the test; Redis's own clock only runs the lease and the samples'
+// expiry, which simulated time outpaces).
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/admission/redisstore"
+	"github.com/waitroom/waitroom/internal/testkit/fakeclock"
+	"github.com/waitroom/waitroom/internal/testkit/redistest"
+	"github.com/waitroom/waitroom/proxy/meter"
+)
+
+var ctx = context.Background()
+
+// The scenario: 300 visitors queue before the on-sale; once admitted
+// each makes 5 requests 2 s apart (100 ms each) and completes with the
+// last; max_active is 30; the origin never slows down, so the cap is
+// what binds.
+const (
+	clusterVisitors = 300
+	clusterCap      = 30
+	clusterRequests = 5
+	clusterThink    = 2 * time.Second
+	clusterLatency  = 100 * time.Millisecond
+	clusterPoll     = 2 * time.Second
+	clusterStep     = 100 * time.Millisecond
+	clusterEvent    = "sale"
+)
+
+// balancing is how the balancer spreads a visitor's requests.
+type balancing int
+
+const (
+	sticky balancing = iota // every request of a visitor to one replica
+	random                  // each request to a replica at random
+)
+
+func (b balancing) String() string { return [...]string{"sticky", "random"}[b] }
+
+// clusterSim is one run: replicas, visitors, and what was observed.
+type clusterSim struct {
+	t       *testing.T
+	clk     *fakeclock.Clock
+	engines []*admission.Engine
+	meters  []*meter.Meter
+	dead    []bool
+	bal     balancing
+	rng     *rand.Rand
+	onSale  time.Time
+	vs      []*simVisitor
+
+	// Observed: visitors at the origin now (made their first request, not
+	// completed) and at most; the most one tick admitted (the serving
+	// counter's advance); completions; the last completion.
+	active, maxActive int
+	maxTickAdmit      int
+	serving           uint64
+	done              int
+	end               time.Time
+	ticks             int
+}
+
+type simVisitor struct {
+	id      int
+	ticket  admission.Ticket
+	replica int // sticky: the replica the balancer chose
+	pass    *admission.Pass
+	seen    []*meter.Presence // per replica: its pass cache's entry
+	used    []bool
+	next    time.Time
+	left    int
+	inside  bool
+	done    bool
+}
+
+func newClusterSim(t *testing.T, replicas int, bal balancing, seed uint64) *clusterSim {
+	t.Helper()
+	srv := redistest.Start(t, redistest.Options{AppendOnly: true})
+	// Redis runs the lease and the samples' ttl on its own clock:
+	// simulated time starts at the real time and runs ahead of it.
+	start := time.Now().UTC().Truncate(time.Second)
+	s := &clusterSim{t: t, clk: fakeclock.New(start), bal: bal, rng: rand.New(rand.NewPCG(seed, 1)),
+		onSale: start.Add(10 * time.Second)}
+	cfg := admission.EventConfig{ID: clusterEvent, QueueOpensAt: start, OnSaleAt: s.onSale,
+		Caps: admission.Caps{MaxActive: clusterCap}}
+	for i := range replicas {
+		st, err := redisstore.New(ctx, redisstore.Options{Client: srv.Client()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		m := meter.New(meter.Options{Clock: s.clk.Now})
+		m.Event(clusterEvent)
+		e, err := admission.New(admission.Options{Store: st, Clock: s.clk.Now, Meter: m,
+			Replica: fmt.Sprint("replica-", i), Rand: rand.NewChaCha8([32]byte{byte(seed), byte(i)}),
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.engines, s.meters, s.dead = append(s.engines, e), append(s.meters, m), append(s.dead, false)
+	}
+	for i := range clusterVisitors {
+		v := &simVisitor{id: i, replica: s.rng.IntN(replicas), seen: make([]*meter.Presence, replicas),
+			used: make([]bool, replicas), left: clusterRequests,
+			next: start.Add(time.Duration(s.rng.Int64N(int64(8 * time.Second))))}
+		s.vs = append(s.vs, v)
+	}
+	return s
+}
+
+// pick is the replica the balancer sends a visitor's request to.
+func (s *clusterSim) pick(v *simVisitor) int {
+	if s.bal == sticky && !s.dead[v.replica] {
+		return v.replica
+	}
+	var live []int
+	for i, d := range s.dead {
+		if !d {
+			live = append(live, i)
+		}
+	}
+	r := live[s.rng.IntN(len(live))]
+	if s.bal == sticky {
+		v.replica = r // its replica died: the balancer moves it for good
+	}
+	return r
+}
+
+// act runs what visitor v does at now.
+func (s *clusterSim) act(v *simVisitor, now time.Time) {
+	r := s.pick(v)
+	e := s.engines[r]
+	switch {
+	case v.ticket.Visitor == (admission.VisitorID{}):
+		tk, _, err := e.Join(ctx, clusterEvent, admission.JoinRequest{})
+		if err != nil {
+			s.t.Fatalf("join: %v", err)
+		}
+		v.ticket, v.next = tk, now.Add(clusterPoll)
+	case v.pass == nil:
+		res, err := e.Status(ctx, clusterEvent, v.ticket)
+		if err != nil {
+			s.t.Fatalf("status: %v", err)
+		}
+		v.ticket = res.Ticket
+		if res.Pass != nil {
+			v.pass, v.next = res.Pass, now.Add(clusterStep) // straight back to the shop
+			return
+		}
+		v.next = now.Add(clusterPoll)
+	default:
+		// One request to the origin through replica r, as the proxy
+		// measures it: the pass's cache entry on that replica, seen,
+		// timed, its first use noted, and the last one completes.
+		p := v.seen[r]
+		if p == nil {
+			p = new(meter.Presence)
+			p.Identify(v.pass.Visitor)
+			v.seen[r] = p
+		}
+		me := s.meters[r].Event(clusterEvent)
+		me.SeenAt(p, now)
+		me.DoneAt(me.StartAt(now.Add(-clusterLatency)), now, 200, false)
+		if !v.used[r] {
+			v.used[r] = e.NoteUse(clusterEvent, v.pass)
+		}
+		if !v.inside {
+			v.inside = true
+			s.active++
+			s.maxActive = max(s.maxActive, s.active)
+		}
+		v.left--
+		if v.left > 0 {
+			v.next = now.Add(clusterThink)
+			return
+		}
+		if me.Complete(p) {
+			e.Complete(clusterEvent, v.pass.Visitor)
+		}
+		v.done, v.inside = true, false
+		s.active--
+		s.done++
+		s.end = now
+	}
+}
+
+// tick ticks every live replica, in order, and notes the admissions.
+func (s *clusterSim) tick() {
+	for i, e := range s.engines {
+		if s.dead[i] {
+			continue
+		}
+		if err := e.Tick(ctx); err != nil {
+			s.t.Fatalf("replica %d: tick: %v", i, err)
+		}
+	}
+	s.ticks++
+	for i, e := range s.engines {
+		if f := e.Figures(clusterEvent); !s.dead[i] && f.Leader {
+			if v := f.Lanes[admission.PublicLane].Serving; v > s.serving {
+				s.maxTickAdmit = max(s.maxTickAdmit, int(v-s.serving))
+				s.serving = v
+			}
+		}
+	}
+}
+
+// run moves simulated time in steps until every visitor completed, or
+// until limit; every whole second the replicas tick. between, when set,
+// runs before each tick.
+func (s *clusterSim) run(limit time.Duration, between func(now time.Time)) {
+	start := s.clk.Now()
+	for now := start; s.done < len(s.vs) && now.Sub(start) < limit; now = now.Add(clusterStep) {
+		s.clk.Set(now)
+		for _, v := range s.vs {
+			if !v.done && !now.Before(v.next) {
+				s.act(v, now)
+			}
+		}
+		if now.Sub(start)%time.Second == 0 {
+			if between != nil {
+				between(now)
+			}
+			s.tick()
+		}
+	}
+}
+
+// sale is how long the sale took: from the on-sale to the last
+// completion.
+func (s *clusterSim) sale() time.Duration {
+	if s.done < len(s.vs) {
+		s.t.Fatalf("%d of %d visitors completed", s.done, len(s.vs))
+	}
+	return s.end.Sub(s.onSale)
+}
+
+// TestClusterCapAndPace: three replicas, each measuring the visitors it
+// serves, behave as one room. The stated bound: the visitors at the
+// origin at once never exceed max_active plus one tick's admissions (the
+// most the serving counter advanced at one tick), with sticky and with
+// random balancing; and the sale takes at most 1.2 times what it takes
+// one replica in the same run. Before the leader summed the replicas'
+// samples, sticky balancing let in three times the cap, and random
+// balancing stalled for the visitors who had completed elsewhere.
+func TestClusterCapAndPace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three simulated sales over Redis")
+	}
+	one := newClusterSim(t, 1, sticky, 1)
+	one.run(30*time.Minute, nil)
+	base := one.sale()
+	t.Logf("one replica: sale %v, at most %d active (cap %d, most admitted in a tick %d)", base, one.maxActive, clusterCap, one.maxTickAdmit)
+	if one.maxActive > clusterCap+one.maxTickAdmit {
+		t.Errorf("one replica: %d active at once, cap %d plus a tick's %d", one.maxActive, clusterCap, one.maxTickAdmit)
+	}
+	for _, bal := range []balancing{sticky, random} {
+		t.Run(bal.String(), func(t *testing.T) {
+			s := newClusterSim(t, 3, bal, 1)
+			s.run(30*time.Minute, nil)
+			d := s.sale()
+			ratio := d.Seconds() / base.Seconds()
+			t.Logf("three replicas, %s: sale %v (%.2f× one replica's), at most %d active (cap %d, most admitted in a tick %d)",
+				bal, d, ratio, s.maxActive, clusterCap, s.maxTickAdmit)
+			if s.maxActive > clusterCap+s.maxTickAdmit {
+				t.Errorf("%d visitors active at once: over the cap %d plus a tick's admissions %d", s.maxActive, clusterCap, s.maxTickAdmit)
+			}
+			if s.maxTickAdmit > clusterCap {
+				t.Errorf("one tick admitted %d, more than the cap %d", s.maxTickAdmit, clusterCap)
+			}
+			if ratio > 1.2 {
+				t.Errorf("the sale took %v over three replicas, %.2f× the %v of one (want ≤ 1.2×)", d, ratio, base)
+			}
+		})
+	}
+}
