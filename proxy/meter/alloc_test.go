@@ -3,6 +3,8 @@ package meter
 import (
 	"testing"
 	"time"
+
+	"github.com/waitroom/waitroom/admission"
 )
 
 // TestHotPathAllocs: the calls the proxy makes on every request allocate
@@ -10,7 +12,8 @@ import (
 func TestHotPathAllocs(t *testing.T) {
 	m, c := newTestMeter(t, Options{Shards: 4})
 	e := m.Event("ev")
-	var p Presence
+	var p, named Presence
+	named.Identify(admission.VisitorID{1, 2, 3})
 	tests := []struct {
 		name string
 		step time.Duration // the clock moves by it before each run
@@ -24,6 +27,7 @@ func TestHotPathAllocs(t *testing.T) {
 		{"Complete", 0, func() { e.Complete(&p) }},
 		{"StartAt+DoneAt", 0, func() { e.DoneAt(e.StartAt(c.Now()), c.Now(), 200, false) }},
 		{"SeenAt across epochs", 3 * time.Second, func() { e.SeenAt(&p, c.Now()) }},
+		{"SeenAt identified across epochs", 3 * time.Second, func() { e.SeenAt(&named, c.Now()) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -85,7 +85,7 @@ type simVisitor struct {
 	done    bool
 }
 
-func newClusterSim(t *testing.T, replicas int, bal balancing, seed uint64) *clusterSim {
+func newClusterSim(t *testing.T, replicas int, bal balancing, seed uint64, lease time.Duration) *clusterSim {
 	t.Helper()
 	srv := redistest.Start(t, redistest.Options{AppendOnly: true})
 	// Redis runs the lease and the samples' ttl on its own clock:
@@ -104,7 +104,7 @@ func newClusterSim(t *testing.T, replicas int, bal balancing, seed uint64) *clus
 		m := meter.New(meter.Options{Clock: s.clk.Now})
 		m.Event(clusterEvent)
 		e, err := admission.New(admission.Options{Store: st, Clock: s.clk.Now, Meter: m,
-			Replica: fmt.Sprint("replica-", i), Rand: rand.NewChaCha8([32]byte{byte(seed), byte(i)}),
+			Replica: fmt.Sprint("replica-", i), Lease: lease, Rand: rand.NewChaCha8([32]byte{byte(seed), byte(i)}),
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -259,7 +259,7 @@ func TestClusterCapAndPace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three simulated sales over Redis")
 	}
-	one := newClusterSim(t, 1, sticky, 1)
+	one := newClusterSim(t, 1, sticky, 1, 0)
 	one.run(30*time.Minute, nil)
 	base := one.sale()
 	t.Logf("one replica: sale %v, at most %d active (cap %d, most admitted in a tick %d)", base, one.maxActive, clusterCap, one.maxTickAdmit)
@@ -268,7 +268,7 @@ func TestClusterCapAndPace(t *testing.T) {
 	}
 	for _, bal := range []balancing{sticky, random} {
 		t.Run(bal.String(), func(t *testing.T) {
-			s := newClusterSim(t, 3, bal, 1)
+			s := newClusterSim(t, 3, bal, 1, 0)
 			s.run(30*time.Minute, nil)
 			d := s.sale()
 			ratio := d.Seconds() / base.Seconds()
@@ -284,5 +284,78 @@ func TestClusterCapAndPace(t *testing.T) {
 				t.Errorf("the sale took %v over three replicas, %.2f× the %v of one (want ≤ 1.2×)", d, ratio, base)
 			}
 		})
+	}
+}
+
+// TestClusterLeaderKilled: the leader stops mid-sale without Close (as
+// a kill -9 leaves it: no more ticks, its lease and sample left to run
+// out). Once its lease has run out the next tick of another replica
+// takes over with the saved controller state (its limit, not a fresh
+// start) and the measurements the others publish, and admits at that
+// tick or the next; the cap holds throughout.
+func TestClusterLeaderKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a simulated sale over Redis")
+	}
+	const lease = 2 * time.Second
+	s := newClusterSim(t, 3, random, 2, lease)
+	killed, took := -1, -1
+	var before admission.Figures
+	var servingAt uint64
+	resumed := 0 // ticks from the takeover until the serving counter moved
+	s.run(30*time.Minute, func(now time.Time) {
+		switch {
+		case killed < 0 && s.done >= clusterVisitors/3:
+			for i, e := range s.engines {
+				if f := e.Figures(clusterEvent); f.Leader {
+					killed, before = i, f
+				}
+			}
+			if killed < 0 {
+				t.Fatal("no leader mid-sale")
+			}
+			s.dead[killed] = true
+			servingAt = s.serving
+			// The others keep ticking (simulated time stands still) until
+			// the dead leader's lease runs out in Redis, in real time.
+			for waited := time.Duration(0); took < 0; waited += 100 * time.Millisecond {
+				if waited > 3*s.engines[0].Lease(clusterEvent) {
+					t.Fatal("nobody took over the lease")
+				}
+				time.Sleep(100 * time.Millisecond)
+				s.tick()
+				for i, e := range s.engines {
+					if !s.dead[i] && e.Figures(clusterEvent).Leader {
+						took = i
+					}
+				}
+			}
+			f := s.engines[took].Figures(clusterEvent)
+			t.Logf("replica %d took over from replica %d: limit %d (was %d), reason %s, %d active over %d replicas, %d unarrived",
+				took, killed, f.Limit, before.Limit, f.Decision.Reason, f.Last.Active, f.Replicas, f.Unarrived)
+			if f.Decision.Reason == admission.ReasonStart || f.Limit < before.Limit*8/10 {
+				t.Errorf("the new leader started afresh: limit %d (the old one's %d), reason %s", f.Limit, before.Limit, f.Decision.Reason)
+			}
+			if f.Replicas != 2 || f.Last.Active == 0 {
+				t.Errorf("the new leader decided on %d replicas' samples, %d active; want the two live ones', some active", f.Replicas, f.Last.Active)
+			}
+			if s.serving == servingAt {
+				resumed++
+			}
+		case took >= 0 && s.serving == servingAt:
+			resumed++
+		}
+	})
+	if killed < 0 || took < 0 {
+		t.Fatalf("killed %d, took over %d", killed, took)
+	}
+	d := s.sale()
+	t.Logf("sale %v, at most %d active (cap %d, most admitted in a tick %d); admissions resumed %d tick(s) after the lease ran out",
+		d, s.maxActive, clusterCap, s.maxTickAdmit, resumed)
+	if resumed > 2 {
+		t.Errorf("admissions resumed %d ticks after the lease ran out, want ≤ 2", resumed)
+	}
+	if s.maxActive > clusterCap+s.maxTickAdmit {
+		t.Errorf("%d visitors active at once: over the cap %d plus a tick's admissions %d", s.maxActive, clusterCap, s.maxTickAdmit)
 	}
 }

@@ -585,3 +585,64 @@ func within(got, want time.Duration) bool {
 	d := math.Abs(float64(got - want))
 	return d <= 500 || d <= float64(want)/32
 }
+
+// TestSample: a sample has Measure's window (without moving its
+// completions), the identified visitors seen within the active window
+// by key with the end of the epoch they were last seen in, the others
+// unlisted; a completed visitor is listed no more, a renewed pass keeps
+// its visitor's key.
+func TestSample(t *testing.T) {
+	m, c := newTestMeter(t, Options{ActiveWindow: 60 * time.Second})
+	e := m.Event("ev")
+	va, vb := admission.VisitorID{1}, admission.VisitorID{2}
+	var a, b, anon, done Presence
+	a.Identify(va)
+	b.Identify(vb)
+	done.Identify(admission.VisitorID{3})
+	c.Set(10 * time.Second)
+	e.Seen(&a)
+	e.Seen(&b)
+	e.Seen(&anon)
+	e.Seen(&done)
+	request(e, c, 20*time.Millisecond, 200, false)
+	request(e, c, 20*time.Millisecond, 503, false)
+	c.Set(12 * time.Second)
+	e.Complete(&done)
+	c.Set(40 * time.Second)
+	e.Seen(&b) // a later epoch: b's latest activity
+	var renewed Presence
+	a.HandOver(&renewed)
+	c.Set(64 * time.Second) // a's epoch (10 s) is still in the window, the others' too
+	request(e, c, 30*time.Millisecond, 200, false)
+	s := e.Sample(c.Now())
+	ms := e.Measure(c.Now())
+	if s.Completions != 1 || ms.Completions != 1 {
+		t.Errorf("completions: sample %d, Measure %d; want 1 each (Sample leaves Measure's alone)", s.Completions, ms.Completions)
+	}
+	if got := s.Requests / s.Window.Seconds(); !approx(got, ms.RequestRate) || s.Errors > s.Requests {
+		t.Errorf("sample rate %v, Measure's %v", got, ms.RequestRate)
+	}
+	keys := map[uint32]time.Time{}
+	for _, v := range s.Visitors {
+		keys[v.Key] = v.Seen
+	}
+	ka, kb := admission.VisitorKey(va), admission.VisitorKey(vb)
+	if len(keys) != 2 || keys[ka].IsZero() || keys[kb].IsZero() {
+		t.Fatalf("visitors %+v; want a and b (not the completed one)", s.Visitors)
+	}
+	if !keys[kb].After(t0.Add(40*time.Second)) || keys[kb].After(t0.Add(46*time.Second)) ||
+		!keys[ka].After(t0.Add(10*time.Second)) || keys[ka].After(t0.Add(16*time.Second)) {
+		t.Errorf("last seen: a %v, b %v (t0 %v)", keys[ka], keys[kb], t0)
+	}
+	if s.Unlisted != 1 || ms.Active != 3 {
+		t.Errorf("unlisted %d, active %d; want the anonymous one, and 3 active", s.Unlisted, ms.Active)
+	}
+	// The renewed pass carries a's key on.
+	c.Set(80 * time.Second)
+	e.Seen(&renewed)
+	c.Set(110 * time.Second) // a (as renewed) at 80 s is in the window, b at 40 s is not
+	s = e.Sample(c.Now())
+	if len(s.Visitors) != 1 || s.Visitors[0].Key != ka {
+		t.Errorf("visitors later: %+v, want a's key only", s.Visitors)
+	}
+}
