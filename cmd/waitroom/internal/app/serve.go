@@ -126,7 +126,8 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 		w.link = newInventoryLink(c, linked, cfg.Serve.Inventory.Refresh.Std(), log)
 	}
 	w.Meter = meter.New(meter.Options{})
-	opts := admission.Options{Store: store, Meter: w.Meter, Replica: w.replica(), Logger: log, ShadowKey: shadowKey(cfg)}
+	opts := admission.Options{Store: store, Meter: w.Meter, Replica: w.replica(), Logger: log, ShadowKey: shadowKey(cfg),
+		Lease: cfg.Admission.Lease.Std()}
 	if w.link != nil {
 		opts.Inventory = w.link
 	}

@@ -5,6 +5,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/internal/ascii"
 )
 
@@ -474,6 +475,15 @@ type Admission struct {
 	// This process's name in the per-event leader lease; empty uses the
 	// host name and process id. Unique per replica.
 	Replica string `yaml:"replica"`
+	// How long an event's leadership lasts without renewal (store: redis):
+	// when the leader dies without a word (kill -9, a lost machine),
+	// another replica takes over at its first tick after the lease ran out
+	// and admits at that tick, from the saved controller state and every
+	// replica's published measurements; a dead replica's measurements are
+	// forgotten within it too. 500ms to 1m; raised to two ticks of an
+	// event whose tick is longer. Shorter hands over sooner, and loses the
+	// lead to a Redis stall of that length.
+	Lease Duration `yaml:"lease"`
 }
 
 // Defaults of the serve, admin and admission sections.
@@ -539,6 +549,7 @@ const (
 	// DefaultPrefix (a test keeps them equal): importing the Redis store
 	// here only for a constant would tie configuration to a store.
 	DefaultAdmissionRedisPrefix = "wr:adm:"
+	DefaultAdmissionLease       = Duration(admission.DefaultLease)
 )
 
 // Limits of the serve, admin and admission sections that Validate
@@ -548,6 +559,8 @@ const (
 	MaxMaxHeaderBytes     = 1 << 20
 	MinSecretLength       = 32 // HS256 secrets, invite and account secrets, in bytes
 	MinAdminTokenLength   = 16
+	MinAdmissionLease     = 500 * time.Millisecond
+	MaxAdmissionLease     = time.Minute
 	MinBypassSecretLength = 16
 	MaxKeyIDLength        = 64
 )
@@ -608,5 +621,6 @@ func defaultAdmission() Admission {
 		DataDir:     DefaultAdmissionDataDir,
 		Redis:       Redis{Cluster: []string{}},
 		RedisPrefix: DefaultAdmissionRedisPrefix,
+		Lease:       DefaultAdmissionLease,
 	}
 }

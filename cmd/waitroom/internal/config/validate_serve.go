@@ -476,6 +476,9 @@ func (v *validator) admission(path string, a *Admission, c *Config) {
 	if r := a.Replica; len(r) > 128 || strings.IndexFunc(r, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0 {
 		v.fail(path+".replica", "must be at most 128 printable ASCII characters without spaces (got %q)", r)
 	}
+	if l := a.Lease.Std(); l < MinAdmissionLease || l > MaxAdmissionLease {
+		v.fail(path+".lease", "must be from %v to %v, such as %v (got %v)", Duration(MinAdmissionLease), Duration(MaxAdmissionLease), DefaultAdmissionLease, a.Lease)
+	}
 }
 
 // within reports whether dir is parent or inside it, comparing cleaned

@@ -214,13 +214,15 @@ func TestValidateServe(t *testing.T) {
 		{"shared rate limits without redis", func(c *Config) { c.Serve.RateLimits.Shared = true }, []string{
 			"serve.rate_limits.shared: needs admission.store: redis (the budget is kept in the admission store's Redis; an embedded store has one replica, whose buckets are the room's)"}},
 		{"admission problems", func(c *Config) {
-			c.Admission = Admission{Store: "memory", Redis: Redis{URL: "redis://h:1/0", Cluster: []string{"h:1"}, PoolSize: -2}, RedisPrefix: "{wr}:", Replica: "web 1"}
+			c.Admission = Admission{Store: "memory", Redis: Redis{URL: "redis://h:1/0", Cluster: []string{"h:1"}, PoolSize: -2}, RedisPrefix: "{wr}:", Replica: "web 1",
+				Lease: Duration(100 * time.Millisecond)}
 		}, []string{
 			`admission.store: must be embedded or redis (got "memory")`,
 			"admission.redis: set url or cluster, not both",
 			"admission.redis.pool_size: must be 0 (the client's default) or more (got -2)",
 			`admission.redis_prefix: must not contain { or }: they would change the keys' Redis Cluster hash slot (got "{wr}:")`,
-			`admission.replica: must be at most 128 printable ASCII characters without spaces (got "web 1")`}},
+			`admission.replica: must be at most 128 printable ASCII characters without spaces (got "web 1")`,
+			"admission.lease: must be from 500ms to 1m, such as 5s (got 100ms)"}},
 		{"admission redis without address", func(c *Config) {
 			c.Admission.Store = StoreRedis
 			c.Admission.DataDir = ""
