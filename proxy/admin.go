@@ -170,6 +170,10 @@ type eventView struct {
 	Admitted1m    int                 `json:"admitted_last_minute"`
 	NoShowRate    float64             `json:"no_show_rate"`
 	Pending       int                 `json:"pending"`
+	Unarrived     int                 `json:"unarrived"`
+	Replicas      int                 `json:"replicas"`
+	Minted        uint64              `json:"passes_minted"`
+	Redeemed      uint64              `json:"passes_redeemed"`
 	Origin        originView          `json:"origin"`
 	Lanes         map[string]laneView `json:"lanes"`
 }
@@ -220,6 +224,7 @@ func (a *admin) view(id string) (eventView, error) {
 		Slots: f.Slots, PassedThrough: f.PassedThrough, Leader: f.Leader, QueueOpensAt: cfg.QueueOpensAt.UTC(),
 		OnSaleAt: cfg.OnSaleAt.UTC(), Control: c, Caps: capsView(caps), Limit: f.Limit,
 		Admitted1m: f.Admitted1m, NoShowRate: f.NoShowRate, Pending: f.Pending,
+		Unarrived: f.Unarrived, Replicas: f.Replicas, Minted: f.Minted, Redeemed: f.Redeemed,
 		Origin: originView{RequestRate: f.Last.RequestRate, LatencyP50: ms(f.Last.LatencyP50),
 			LatencyP95: ms(f.Last.LatencyP95), ErrorRate: f.Last.ErrorRate, InFlight: f.Last.InFlight,
 			Active: f.Last.Active, Completions: f.Last.Completions},

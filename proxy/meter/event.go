@@ -38,7 +38,9 @@ const identified = 1 << 32
 // Identify names the visitor of p, so that the event's samples list it
 // (see Event.Sample) and the leader counts it once however many replicas
 // see it. Call it before p's first use (the proxy does when it caches a
-// pass); an anonymous Presence is counted, but not named.
+// pass); an anonymous Presence is counted, but not named. An identified
+// visitor costs the event a map entry until a Sample finds it gone
+// (the admission engine samples every tick).
 func (p *Presence) Identify(v admission.VisitorID) {
 	p.key.Store(uint64(admission.VisitorKey(v)) | identified)
 }
