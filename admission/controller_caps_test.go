@@ -231,3 +231,26 @@ func TestControllerInventory(t *testing.T) {
 		}
 	})
 }
+
+// TestControllerUnarrivedAgainstMaxActive: every visitor who may still
+// come counts in full against max_active, even where the limit counts
+// only those expected soon (a no-show rate, or admissions older than
+// ctlClaimSoon); the limit itself is unchanged.
+func TestControllerUnarrivedAgainstMaxActive(t *testing.T) {
+	for _, tc := range []struct {
+		unarrived, want int
+	}{
+		{0, 10}, {4, 6}, {10, 0}, {25, 0},
+	} {
+		k := &craft{c: NewController(ControllerConfig{InitialActive: 100}, 1.5)}
+		k.in = ControllerInput{Caps: Caps{MaxActive: 30}, Unarrived: tc.unarrived, NoShowRate: 0.5,
+			ArrivingKnown: true, Arriving: tc.unarrived, ArrivingOffered: tc.unarrived}
+		out := k.step(calm(20))
+		if out.Admit != tc.want {
+			t.Errorf("20 active, %d unarrived, cap 30: admit %d (bound %q), want %d", tc.unarrived, out.Admit, out.Decision.Bound, tc.want)
+		}
+		if tc.want < 10 && out.Decision.Bound != BoundMaxActive {
+			t.Errorf("%d unarrived: bound %q, want max_active", tc.unarrived, out.Decision.Bound)
+		}
+	}
+}
