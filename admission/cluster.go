@@ -66,13 +66,12 @@ func (ev *event) measure(ctx context.Context, now time.Time) (Measurements, clus
 // which number to which): the pending visitors and the no-show rate are
 // measured from them, so the new leader does not take the visitors on
 // their way for none. Which numbers were passed over as gone it cannot
-// know: they count as offered. Called under tickMu.
+// know: they count as offered. A replica that led before starts over
+// too: it missed the other leader's advances. Called under tickMu.
 func (ev *event) inheritOffers(now time.Time) {
 	oldest := now.Add(-ev.offerMemory())
 	for _, l := range ev.lanes {
-		if len(l.offers) > 0 {
-			continue
-		}
+		l.offers = l.offers[:0]
 		l.mu.RLock()
 		i := len(l.reach)
 		for i > 1 && !l.reach[i-1].at.Before(oldest) {
