@@ -103,14 +103,17 @@ func (ev *event) regulate(ctx context.Context, now time.Time) error {
 		}
 		taken = n
 	}
+	// Pass uses before samples: a replica that ticks in between moves a
+	// visitor from unarrived to active in both, and read in this order
+	// the visitor counts twice for a tick rather than not at all.
+	pending, arriving, rate, err := ev.pendingAndNoShows(ctx, now)
+	if err != nil {
+		return err
+	}
 	m, cf := ev.measure(ctx, now)
 	remaining, known := 0, false
 	if ev.e.opts.Inventory != nil && ev.cfg.InventoryEvent != "" {
 		remaining, known = ev.e.opts.Inventory.Remaining(ev.cfg.InventoryEvent)
-	}
-	pending, arriving, rate, err := ev.pendingAndNoShows(ctx, now)
-	if err != nil {
-		return err
 	}
 	cutoff := now.Add(-time.Minute)
 	ev.admits = slices.DeleteFunc(ev.admits, func(a admitted) bool { return !a.at.After(cutoff) })
