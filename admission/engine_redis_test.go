@@ -16,7 +16,7 @@ import (
 // TestReplicasShareOneQueue runs two replicas over one Redis: only the
 // lease holder draws and admits, the other follows its counters and
 // draws and answers visitors the same way; when the holder dies the
-// other takes the lease (within leaseTicks ticks, 5 s here) and carries on.
+// other takes the lease (within Options.Lease, 5 s here) and carries on.
 func TestReplicasShareOneQueue(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{AppendOnly: true})
 	clk := fakeclock.New(t0.Add(-10 * time.Second))
@@ -80,7 +80,7 @@ func TestReplicasShareOneQueue(t *testing.T) {
 	if b.Figures("shared").Leader {
 		t.Fatal("the follower took the lease while the leader's was valid")
 	}
-	time.Sleep(5500 * time.Millisecond) // the lease is 5 ticks of real Redis time
+	time.Sleep(5500 * time.Millisecond) // the lease (DefaultLease) runs in real Redis time
 	late, _, err := b.Join(ctx, "shared", admission.JoinRequest{})
 	if err != nil {
 		t.Fatal(err)

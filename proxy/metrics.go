@@ -194,6 +194,10 @@ var (
 		"1 while visitors without a pass go to the waiting room; 0 while they pass straight through (threshold mode with room under the limit, or the passthrough state).", []string{"event"}, nil)
 	descSlots = prometheus.NewDesc("waitroom_passthrough_slots",
 		"Pass-through slots the leader granted at its last tick (threshold mode).", []string{"event"}, nil)
+	descUnarrived = prometheus.NewDesc("waitroom_admission_unarrived",
+		"Visitors admitted who have not come yet and still may, counted against max_active (the leader's, at its last tick).", []string{"event"}, nil)
+	descReplicas = prometheus.NewDesc("waitroom_admission_replicas",
+		"Replicas whose measurements the leader summed at its last tick (0 on a follower).", []string{"event"}, nil)
 )
 
 // The controller's decisions (admission.Decision). The counter counts
@@ -228,7 +232,7 @@ var allStates = []admission.State{admission.StateScheduled, admission.StatePrequ
 func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descState, descLimit, descAdmitted, descNoShow, descUsesDropped, descLeader,
 		descServing, descDrawn, descWaiting, descUndrawn, descQueueing, descSlots, descDecisions, descReason,
-		descCapacity, descBaseLatency, descCtlLatency, descUsage, descCtlPending} {
+		descCapacity, descBaseLatency, descCtlLatency, descUsage, descCtlPending, descUnarrived, descReplicas} {
 		ch <- d
 	}
 }
@@ -251,6 +255,8 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descLimit, prometheus.GaugeValue, float64(f.Limit), id)
 		ch <- prometheus.MustNewConstMetric(descAdmitted, prometheus.GaugeValue, float64(f.Admitted1m), id)
 		ch <- prometheus.MustNewConstMetric(descNoShow, prometheus.GaugeValue, f.NoShowRate, id)
+		ch <- prometheus.MustNewConstMetric(descUnarrived, prometheus.GaugeValue, float64(f.Unarrived), id)
+		ch <- prometheus.MustNewConstMetric(descReplicas, prometheus.GaugeValue, float64(f.Replicas), id)
 		ch <- prometheus.MustNewConstMetric(descUsesDropped, prometheus.CounterValue, float64(f.UsesDropped), id)
 		queueing := 0.0
 		if f.Queueing {
