@@ -12,8 +12,11 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/admission/redisstore"
@@ -22,7 +25,10 @@ import (
 	"github.com/waitroom/waitroom/proxy/meter"
 )
 
-var ctx = context.Background()
+var (
+	ctx     = context.Background()
+	simRuns atomic.Int64 // numbers the runs' key prefixes
+)
 
 // The scenario: 300 visitors queue before the on-sale; once admitted
 // each makes 5 requests 2 s apart (100 ms each) and completes with the
@@ -88,6 +94,14 @@ type simVisitor struct {
 func newClusterSim(t *testing.T, replicas int, bal balancing, seed uint64, lease time.Duration) *clusterSim {
 	t.Helper()
 	srv := redistest.Start(t, redistest.Options{AppendOnly: true})
+	return newClusterSimOn(t, func() redis.UniversalClient { return srv.Client() }, replicas, bal, seed, lease)
+}
+
+// newClusterSimOn is newClusterSim with each replica's Redis client from
+// client.
+func newClusterSimOn(t *testing.T, client func() redis.UniversalClient, replicas int, bal balancing, seed uint64, lease time.Duration) *clusterSim {
+	t.Helper()
+	run := simRuns.Add(1)
 	// Redis runs the lease and the samples' ttl on its own clock:
 	// simulated time starts at the real time and runs ahead of it.
 	start := time.Now().UTC().Truncate(time.Second)
@@ -96,7 +110,8 @@ func newClusterSim(t *testing.T, replicas int, bal balancing, seed uint64, lease
 	cfg := admission.EventConfig{ID: clusterEvent, QueueOpensAt: start, OnSaleAt: s.onSale,
 		Caps: admission.Caps{MaxActive: clusterCap}}
 	for i := range replicas {
-		st, err := redisstore.New(ctx, redisstore.Options{Client: srv.Client()})
+		// A prefix of the run's own: runs may share a Redis.
+		st, err := redisstore.New(ctx, redisstore.Options{Client: client(), Prefix: fmt.Sprintf("sim%d:", run)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,6 +299,32 @@ func TestClusterCapAndPace(t *testing.T) {
 				t.Errorf("the sale took %v over three replicas, %.2f× the %v of one (want ≤ 1.2×)", d, ratio, base)
 			}
 		})
+	}
+}
+
+// TestClusterOnRedisCluster: the same with random balancing over a
+// three-master Redis Cluster: an event's samples, like all its keys,
+// live on one shard.
+func TestClusterOnRedisCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two simulated sales over a Redis Cluster")
+	}
+	cl := redistest.StartCluster(t, 3)
+	client := func() redis.UniversalClient {
+		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	one := newClusterSimOn(t, client, 1, sticky, 3, 0)
+	one.run(30*time.Minute, nil)
+	three := newClusterSimOn(t, client, 3, random, 3, 0)
+	three.run(30*time.Minute, nil)
+	ratio := three.sale().Seconds() / one.sale().Seconds()
+	t.Logf("Redis Cluster: one replica %v, three (random) %v: %.2f×; at most %d active (cap %d, most admitted in a tick %d)",
+		one.sale(), three.sale(), ratio, three.maxActive, clusterCap, three.maxTickAdmit)
+	if three.maxActive > clusterCap+three.maxTickAdmit || ratio > 1.2 {
+		t.Errorf("%d active at once (cap %d plus a tick's %d); %.2f× one replica's sale (want ≤ 1.2×)",
+			three.maxActive, clusterCap, three.maxTickAdmit, ratio)
 	}
 }
 
