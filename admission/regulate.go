@@ -29,12 +29,12 @@ type Figures struct {
 	// Unarrived counts the visitors admitted who have not come yet and
 	// still may: numbers offered within the grace whose pass was not
 	// used, and passes minted and not used that have not run out. They
-	// count against max_active (the leader's).
+	// count against max_active (the leader's; 0 on a follower).
 	Unarrived int
 	// Replicas is how many replicas' samples the leader's controller
 	// decided on at its last tick; Minted and Redeemed sum their passes
 	// minted and first used since each started (0 with a Meter that is
-	// not a Sampler).
+	// not a Sampler, and on a follower).
 	Replicas         int
 	Minted, Redeemed uint64
 	// UsesDropped counts the first uses of passes that this replica
@@ -438,6 +438,9 @@ func (ev *event) publishFigures(now time.Time) {
 		f.Decision = Decision{} // no decision at this tick
 	}
 	f.State, f.Leader = ev.state(now), ev.leader.Load()
+	if !f.Leader {
+		f.Replicas, f.Minted, f.Redeemed, f.Unarrived = 0, 0, 0, 0 // the leader's
+	}
 	f.PassedThrough = ev.passed.Load()
 	f.UsesDropped = ev.uses.dropped.Load()
 	f.Mode = ev.mode()
