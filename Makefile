@@ -67,6 +67,10 @@ bench-challenge: ## proof-of-work verification per core vs raw SHA-256 (target 2
 bench-bots: deps build ## what a queue place costs bots (curl, Python, Go, Chrome-copying Go, hybrids, headless Chromium) vs a fan's Chromium, example config over TLS
 	$(GO) run ./bench/bots -bin bin/waitroom $(BENCH_FLAGS)
 
+.PHONY: chaos
+chaos: deps ## the long chaos scenario: 3 replicas on a 3-master Redis Cluster with replicas, a crowd, replica and master killed -9 and restarted (the short one runs in make test)
+	$(GO) test -count=1 -run 'TestChaos$$' -timeout 30m -v ./bench/chaos -chaos.long
+
 .PHONY: sim
 sim: ## the deterministic flash-sale simulation of the admission engine (report on stdout)
 	$(GO) run ./cmd/waitroom-load sim

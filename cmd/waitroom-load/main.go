@@ -12,25 +12,49 @@ import (
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-const usage = `Usage: waitroom-load sim [flags]
+const usage = `Usage: waitroom-load sim|http|origin [flags]
+
+  sim     the deterministic flash-sale simulation of the admission engine
+  http    a crowd through real waitroom replicas, end to end, with a report
+  origin  a small origin that counts the visitors active at it at once
+
+waitroom-load MODE -h lists a mode's flags.
+`
+
+const simUsage = `Usage: waitroom-load sim [flags]
 
 Runs the deterministic flash-sale simulation and prints its report.
 Flags:
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "sim" {
+	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
+	switch args[0] {
+	case "sim":
+		return runSim(args[1:], stdout, stderr)
+	case "http":
+		return runHTTP(args[1:], stdout, stderr)
+	case "origin":
+		return runOrigin(args[1:], stdout, stderr)
+	}
+	fmt.Fprint(stderr, usage)
+	return 2
+}
+
+// runSim is `waitroom-load sim`.
+func runSim(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("waitroom-load sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, simUsage); fs.PrintDefaults() }
 	scenario := fs.String("scenario", "capacity-changes", "capacity-changes (200 → 100 → 200 visitors/min) or steady (for ETA honesty)")
 	scale := fs.Int("scale", 1, "multiply arrivals and origin capacity by `N`")
 	seed := fs.Uint64("seed", 0, "random seed (0: the scenario's own)")
 	duration := fs.Duration("duration", 0, "simulated time after the queue opens (0: the scenario's own)")
 	expected := fs.Float64("expected-rate", -1, "the event's controller.expected_rate in visitors/min, which the first ETAs come from (0: none; -1: the scenario's own)")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	var cfg sim.Config
