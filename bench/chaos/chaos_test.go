@@ -38,8 +38,8 @@ type scenario struct {
 }
 
 // short runs in make test: a small crowd, the faults within its sale.
-var short = scenario{Visitors: 120, Arrive: 20 * time.Second, PreQueue: 4 * time.Second, Think: 2500 * time.Millisecond,
-	MaxActive: 10, MaxNewPerMinute: 300, Seats: 150, Balance: "sticky",
+var short = scenario{Visitors: 90, Arrive: 20 * time.Second, PreQueue: 4 * time.Second, Think: 2 * time.Second,
+	MaxActive: 10, MaxNewPerMinute: 300, Seats: 100, Balance: "sticky",
 	KillReplica: 6 * time.Second, KillMaster: 12 * time.Second, Restart: 22 * time.Second, Deadline: 3 * time.Minute}
 
 // longRun is make chaos: a larger crowd over a longer sale.
