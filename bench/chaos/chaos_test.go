@@ -19,7 +19,11 @@ import (
 	"github.com/waitroom/waitroom/inventory/client"
 )
 
-var long = flag.Bool("chaos.long", false, "run the long scenario (make chaos) instead of the short one")
+var (
+	long     = flag.Bool("chaos.long", false, "run the long scenario (make chaos) instead of the short one")
+	noFaults = flag.Bool("chaos.nofaults", false, "kill nothing: the run the capacity model is checked against")
+	costFile = flag.String("chaos.costs", "", "per-operation CPU costs (go run ./bench/capacity -out FILE) to check the run's CPU against")
+)
 
 // scenario is one run's shape.
 type scenario struct {
@@ -56,6 +60,11 @@ func (s scenario) slack() int { return (s.MaxNewPerMinute + 59) / 60 }
 // report is the part of waitroom-load http -json the scenario reads.
 type report struct {
 	Joins           int64   `json:"joins"`
+	JoinTries       int64   `json:"join_tries"`
+	Challenges      int64   `json:"challenges"`
+	Polls           int64   `json:"polls"`
+	OriginPages     int64   `json:"origin_pages"`
+	Completes       int64   `json:"completes"`
 	Admitted        int64   `json:"admitted"`
 	Confirms        int64   `json:"confirms"`
 	GaveUp          int64   `json:"gave_up"`
@@ -156,6 +165,9 @@ func TestChaos(t *testing.T) {
 	faults := make(chan string, 8)
 	go func() {
 		defer close(faults)
+		if *noFaults {
+			return
+		}
 		at := func(d time.Duration) bool {
 			select {
 			case <-time.After(time.Until(start.Add(d))):
@@ -182,6 +194,7 @@ func TestChaos(t *testing.T) {
 		faults <- fmt.Sprintf("%.1fs: restarted %s and the Redis node %s (now a replica)", time.Since(start).Seconds(), replicas[1].name, cl.masters[hot].Addr)
 	}()
 
+	cpu := newCPUBook(t, cl, replicas)
 	out := dir + "/report.json"
 	cmd := exec.Command(loadBin, "http", "-targets", strings.Join(targets, ","), "-balance", sc.Balance, "-event", event,
 		"-gate", "/shop/", "-complete", "/shop/done", "-visitors", strconv.Itoa(sc.Visitors), "-arrive", sc.Arrive.String(),
@@ -210,6 +223,7 @@ func TestChaos(t *testing.T) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		t.Fatal(err)
 	}
+	cpu.report(t, r, *costFile)
 
 	t.Logf("figures: %d joins acknowledged, %d admitted, %d bought; %.1f joins/s, %.1f polls/s, %.1f admitted/min; "+
 		"longest gap in admissions %.1fs (from %.1fs); %.1f%% of %d admitted before their shown eta_high; origin max %d active vs max_active %d (+%d)",

@@ -50,6 +50,9 @@ func runHTTP(args []string, stdout, stderr io.Writer) int {
 	think := fs.Duration("think", time.Second, "time at the origin before buying")
 	conns := fs.Int("conns", 256, "keep-alive connections per replica, at most")
 	maxPoll := fs.Duration("max-poll", 0, "longest wait between two polls (0: refresh_seconds as told)")
+	pages := fs.Int("pages", 1, "gated pages an admitted visitor asks for before buying")
+	joinOnly := fs.Bool("join-only", false, "visitors stop after their join (to measure joins alone)")
+	polls := fs.Int("polls", 0, "a waiting visitor stops after this many polls (0: polls until admitted)")
 	duration := fs.Duration("duration", 10*time.Minute, "the run ends after this, admitted or not")
 	timeout := fs.Duration("timeout", 30*time.Second, "one request's timeout")
 	invURL := fs.String("inventory", "", "the seat-hold sidecar's base `URL`; empty: no purchase (token from WAITROOM_INVENTORY_TOKEN)")
@@ -85,13 +88,15 @@ func runHTTP(args []string, stdout, stderr io.Writer) int {
 		return bad("-event is required")
 	case *balance != "sticky" && *balance != "random":
 		return bad("-balance must be sticky or random")
-	case *visitors < 1 || *conns < 1:
-		return bad("-visitors and -conns must be at least 1")
+	case *visitors < 1 || *conns < 1 || *pages < 1:
+		return bad("-visitors, -conns and -pages must be at least 1")
+	case *polls < 0:
+		return bad("-polls must not be negative")
 	case !strings.HasPrefix(*gate, "/") || *complete != "" && !strings.HasPrefix(*complete, "/"):
 		return bad("-gate and -complete are paths starting with /")
 	}
 	cfg := crowdConfig{Event: *event, Gate: *gate, Complete: *complete, Visitors: *visitors, Arrive: *arrive,
-		Think: *think, MaxPoll: *maxPoll, Section: *section, Tier: *tier, InventoryEvent: *invEvent}
+		Think: *think, MaxPoll: *maxPoll, Pages: *pages, JoinOnly: *joinOnly, Polls: *polls, Section: *section, Tier: *tier, InventoryEvent: *invEvent}
 	if cfg.InventoryEvent == "" {
 		cfg.InventoryEvent = *event
 	}

@@ -29,6 +29,11 @@ type crowdConfig struct {
 	Arrive   time.Duration // arrivals spread evenly over this
 	Think    time.Duration // at the origin, before buying
 	MaxPoll  time.Duration // longest wait between two polls (0: as told)
+	Pages    int           // gated pages an admitted visitor asks for (at least 1)
+	// For measuring one operation at a time (the capacity model): a
+	// visitor stops after the join (JoinOnly) or after Polls polls.
+	JoinOnly bool
+	Polls    int
 
 	Inventory      *client.Client // nil: no purchase
 	InventoryEvent string
@@ -138,7 +143,13 @@ func (c *crowd) visit(ctx context.Context, id int) {
 		c.gaveUp.Add(1)
 		return
 	}
-	for st.Status != "admitted" {
+	if c.cfg.JoinOnly {
+		return
+	}
+	for polls := 0; st.Status != "admitted"; polls++ {
+		if c.cfg.Polls > 0 && polls == c.cfg.Polls {
+			return
+		}
 		switch st.Status {
 		case "sold_out", "closed":
 			c.gaveUp.Add(1)
@@ -304,7 +315,7 @@ func (c *crowd) shop(ctx context.Context, home *int, j jar, v *visit, st status)
 		page = *st.Redirect
 	}
 	who := strconv.Itoa(v.id)
-	for {
+	for p := 0; p < max(c.cfg.Pages, 1); {
 		a, err := c.t.do(ctx, home, j, "GET", page, nil, "X-Load-Visitor", who)
 		if err != nil {
 			c.errs.note("origin: " + err.Error())
@@ -320,7 +331,7 @@ func (c *crowd) shop(ctx context.Context, home *int, j jar, v *visit, st status)
 			return
 		}
 		c.originOK.Add(1)
-		break
+		p++
 	}
 	sleep(ctx, c.cfg.Think)
 	if c.cfg.Inventory != nil {

@@ -1,0 +1,110 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom/bench/internal/procstat"
+	"github.com/waitroom/waitroom/internal/testkit/redistest"
+)
+
+// cpuBook charges the run's processes with the CPU time they used: the
+// waitroom replicas, the Redis masters and their replicas. A process
+// killed during the run takes its CPU with it, so the capacity model is
+// checked on a run without faults (-chaos.nofaults).
+type cpuBook struct {
+	groups map[string][]int // kind → process groups
+	before map[string]time.Duration
+	wall   time.Time
+}
+
+func newCPUBook(t *testing.T, cl *cluster, replicas []*server) *cpuBook {
+	b := &cpuBook{groups: map[string][]int{}, before: map[string]time.Duration{}, wall: time.Now()}
+	for _, r := range replicas {
+		b.groups["waitroom"] = append(b.groups["waitroom"], r.proc.Pid())
+	}
+	for _, s := range cl.masters {
+		b.groups["redis masters"] = append(b.groups["redis masters"], redisPID(t, s))
+	}
+	for _, s := range cl.replicas {
+		b.groups["redis replicas"] = append(b.groups["redis replicas"], redisPID(t, s))
+	}
+	for k := range b.groups {
+		b.before[k] = b.used(k)
+	}
+	return b
+}
+
+func (b *cpuBook) used(kind string) time.Duration {
+	var d time.Duration
+	for _, g := range b.groups[kind] {
+		d += procstat.GroupCPU(g)
+	}
+	return d
+}
+
+// redisPID is the server's process id (and group: redistest starts it in
+// a group of its own).
+func redisPID(t *testing.T, s *redistest.Server) int {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	defer c.Close()
+	info, err := c.Info(context.Background(), "server").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(line, "process_id:"); ok {
+			pid, _ := strconv.Atoi(strings.TrimSpace(v))
+			return pid
+		}
+	}
+	t.Fatal("INFO server has no process_id")
+	return 0
+}
+
+// costs is what go run ./bench/capacity -out writes: µs per operation.
+type costs map[string]map[string]float64
+
+// report logs the CPU each kind of process used over the run and, with
+// a costs file, what the capacity model predicts from the run's
+// operations: joins (every try: a challenge and its check), polls,
+// gated requests (pages and done pages) and purchases.
+func (b *cpuBook) report(t *testing.T, r report, costFile string) {
+	wall := time.Since(b.wall)
+	used := map[string]time.Duration{}
+	for k := range b.groups {
+		used[k] = b.used(k) - b.before[k]
+		t.Logf("cpu: %s used %.2fs over %.1fs (%.0f%% of a core)", k, used[k].Seconds(), wall.Seconds(), 100*used[k].Seconds()/wall.Seconds())
+	}
+	if costFile == "" {
+		return
+	}
+	raw, err := os.ReadFile(costFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c costs
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]float64{"join": float64(r.JoinTries), "poll": float64(r.Polls),
+		"gated": float64(r.OriginPages + r.Completes), "purchase": float64(r.Confirms)}
+	predict := func(share string) float64 {
+		s := 0.0
+		for op, k := range n {
+			s += k * c[op][share] / 1e6
+		}
+		return s + c["idle_per_s"][strings.TrimSuffix(share, "_us")]*wall.Seconds()*3 // idle per replica or shard, three of each
+	}
+	t.Logf("model check: waitroom measured %.2fs, predicted %.2fs (%d joins, %d polls, %d gated requests); Redis masters measured %.2fs, predicted %.2fs (with %d purchases; the sidecar's own CPU is not in it)",
+		used["waitroom"].Seconds(), predict("waitroom_us"), r.JoinTries, r.Polls, r.OriginPages+r.Completes,
+		used["redis masters"].Seconds(), predict("redis_us"), r.Confirms)
+}
