@@ -42,6 +42,7 @@ var (
 	idleFor = flag.Duration("idle", 10*time.Second, "how long the idle baseline is measured")
 	out     = flag.String("out", "", "also write the costs as JSON to this file")
 	rounds  = flag.Int("rounds", 3, "measure this many times; the costs are the medians")
+	fsync   = flag.String("appendfsync", "always", "Redis's appendfsync: always (what the stores ask for) or everysec (to see what the fsyncs cost)")
 )
 
 // proc is a process of the measurement, in a process group of its own.
@@ -82,6 +83,13 @@ func main() {
 		cleanup.Fatal(err)
 	}
 	cleanup.AtExit(rs.Stop)
+	if *fsync != "always" {
+		c := redis.NewClient(&redis.Options{Addr: rs.Addr})
+		if err := c.ConfigSet(context.Background(), "appendfsync", *fsync).Err(); err != nil {
+			cleanup.Fatalf("CONFIG SET appendfsync %s: %v", *fsync, err)
+		}
+		c.Close()
+	}
 	rpid := redisPID(rs.Addr)
 	redisProc := proc{name: "redis", pgid: rpid}
 
@@ -96,7 +104,7 @@ func main() {
 	procs := []proc{wr, redisProc, sidecar}
 	time.Sleep(3 * time.Second) // the replica settles: leases, the first ticks
 
-	fmt.Printf("capacity: per-operation CPU on this machine (%d CPUs, load %s)\n", numCPU(), procstat.LoadAvg())
+	fmt.Printf("capacity: per-operation CPU on this machine (%d CPUs, load %s); Redis appendfsync %s\n", numCPU(), procstat.LoadAvg(), *fsync)
 	base := measure(procs, func() { time.Sleep(*idleFor) })
 	idle := perSecond(base)
 	fmt.Printf("idle: waitroom %.1f ms/s, redis %.1f ms/s, sidecar %.1f ms/s\n", idle[0]*1e3, idle[1]*1e3, idle[2]*1e3)
