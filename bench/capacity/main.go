@@ -95,7 +95,7 @@ func main() {
 
 	invAddr, originAddr, listen, admin := freeAddr(), freeAddr(), freeAddr(), freeAddr()
 	sidecar := start(tmp, "inventory", invAddr, env, *wrBin, "inventory", "--listen", invAddr, "--redis", rs.URL())
-	start(tmp, "origin", originAddr, nil, *loadBin, "origin", "-listen", originAddr)
+	origin := start(tmp, "origin", originAddr, nil, *loadBin, "origin", "-listen", originAddr)
 	defineSeats(env, invAddr, *buyers**rounds+100)
 	cfg := filepath.Join(tmp, "waitroom.yaml")
 	writeConfig(cfg, map[string]any{"Listen": listen, "Admin": admin, "Redis": rs.URL(), "Inventory": "http://" + invAddr,
@@ -168,11 +168,9 @@ func main() {
 			cleanup.Fatal(err)
 		}
 	}
-	for i := len(procs) - 1; i >= 0; i-- {
-		if procs[i].stop != nil {
-			procs[i].stop()
-		}
-	}
+	wr.stop()
+	sidecar.stop()
+	origin.stop()
 	rs.Stop()
 	os.RemoveAll(tmp)
 }

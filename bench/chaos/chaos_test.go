@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitroom/waitroom/internal/testkit/redistest"
 	"github.com/waitroom/waitroom/inventory"
 	"github.com/waitroom/waitroom/inventory/client"
 )
@@ -120,14 +121,14 @@ func TestChaos(t *testing.T) {
 	}
 	token := strings.TrimPrefix(env[3], "WAITROOM_INVENTORY_TOKEN=")
 
-	cl := startCluster(t, 3)
+	cl := redistest.StartClusterWith(t, redistest.ClusterOptions{Masters: 3, Replicas: 1, NodeTimeout: 2 * time.Second, AppendOnly: true})
 	// The master to kill is the one holding the event's queue (the
 	// admission store's hash tag); the sidecar's tag may sit on another.
-	hot := cl.masterOf(t, "{adm:"+event+"}")
-	t.Logf("the event's queue is on Redis master %d of 3, its seats on master %d", hot+1, cl.masterOf(t, "{ev:"+event+"}")+1)
+	hot := cl.MasterOf(t, "{adm:"+event+"}")
+	t.Logf("the event's queue is on the Redis master %s, its seats on %s", hot.Addr, cl.MasterOf(t, "{ev:"+event+"}").Addr)
 
 	invAddr := freeAddr(t)
-	invCfg := writeTemplate(t, dir, "inventory.yaml.tmpl", "inventory.yaml", map[string]any{"Listen": invAddr, "Cluster": cl.seeds()})
+	invCfg := writeTemplate(t, dir, "inventory.yaml.tmpl", "inventory.yaml", map[string]any{"Listen": invAddr, "Cluster": seeds(cl, 3)})
 	startServer(t, dir, "inventory", invAddr, env, wrBin, "inventory", "-c", invCfg)
 	inv := client.New("http://"+invAddr, token)
 	rows := make([]inventory.Row, 0, sc.Seats/50+1)
@@ -143,7 +144,11 @@ func TestChaos(t *testing.T) {
 	originAddr := freeAddr(t)
 	startServer(t, dir, "origin", originAddr, nil, loadBin, "origin", "-listen", originAddr, "-complete", "/shop/done")
 
-	start := time.Now().Add(3 * time.Second) // the replicas start meanwhile
+	lead := 3 * time.Second // the replicas start meanwhile
+	if *costFile != "" {
+		lead += 10 * time.Second // and the idle CPU is measured
+	}
+	start := time.Now().Add(lead)
 	onSale := start.Add(sc.PreQueue)
 	var replicas []*server
 	var targets []string
@@ -151,13 +156,17 @@ func TestChaos(t *testing.T) {
 		listen, admin := freeAddr(t), freeAddr(t)
 		name := fmt.Sprintf("waitroom-%d", i+1)
 		cfg := writeTemplate(t, dir, "waitroom.yaml.tmpl", name+".yaml", map[string]any{
-			"Name": name, "Listen": listen, "Admin": admin, "Inventory": "http://" + invAddr, "Cluster": cl.seeds(),
+			"Name": name, "Listen": listen, "Admin": admin, "Inventory": "http://" + invAddr, "Cluster": seeds(cl, 3),
 			"Origin": originAddr, "Event": event, "OpensAt": time.Now().UTC().Format(time.RFC3339),
 			"OnSaleAt": onSale.UTC().Format(time.RFC3339), "MaxActive": sc.MaxActive,
 			"MaxNewPerMinute": sc.MaxNewPerMinute, "PoWBits": 4, "PoWPuzzles": 4,
 		})
 		replicas = append(replicas, startServer(t, dir, name, listen, env, wrBin, "serve", "-c", cfg))
 		targets = append(targets, "http://"+listen)
+	}
+	cpu := newCPUBook(t, cl, replicas)
+	if *costFile != "" {
+		cpu.idle(start.Add(-500 * time.Millisecond))
 	}
 	time.Sleep(time.Until(start))
 
@@ -184,17 +193,19 @@ func TestChaos(t *testing.T) {
 		if !at(sc.KillMaster) {
 			return
 		}
-		cl.masters[hot].Kill()
-		faults <- fmt.Sprintf("%.1fs: kill -9 the event's Redis master %s", time.Since(start).Seconds(), cl.masters[hot].Addr)
+		hot.Kill()
+		faults <- fmt.Sprintf("%.1fs: kill -9 the event's Redis master %s", time.Since(start).Seconds(), hot.Addr)
+		promoted := cl.WaitFailover(t, hot)
+		faults <- fmt.Sprintf("%.1fs: Redis promoted %s", time.Since(start).Seconds(), promoted.Addr)
 		if !at(sc.Restart) {
 			return
 		}
-		cl.masters[hot].Restart()
+		hot.Restart()
 		replicas[1].start(t)
-		faults <- fmt.Sprintf("%.1fs: restarted %s and the Redis node %s (now a replica)", time.Since(start).Seconds(), replicas[1].name, cl.masters[hot].Addr)
+		faults <- fmt.Sprintf("%.1fs: restarted %s and the Redis node %s (now a replica)", time.Since(start).Seconds(), replicas[1].name, hot.Addr)
 	}()
 
-	cpu := newCPUBook(t, cl, replicas)
+	cpu.begin()
 	out := dir + "/report.json"
 	cmd := exec.Command(loadBin, "http", "-targets", strings.Join(targets, ","), "-balance", sc.Balance, "-event", event,
 		"-gate", "/shop/", "-complete", "/shop/done", "-visitors", strconv.Itoa(sc.Visitors), "-arrive", sc.Arrive.String(),

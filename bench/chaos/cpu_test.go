@@ -20,26 +20,47 @@ import (
 // killed during the run takes its CPU with it, so the capacity model is
 // checked on a run without faults (-chaos.nofaults).
 type cpuBook struct {
-	groups map[string][]int // kind → process groups
-	before map[string]time.Duration
-	wall   time.Time
+	groups   map[string][]int // kind → process groups
+	before   map[string]time.Duration
+	idleRate map[string]float64 // CPU seconds a second before the crowd came
+	wall     time.Time
 }
 
-func newCPUBook(t *testing.T, cl *cluster, replicas []*server) *cpuBook {
-	b := &cpuBook{groups: map[string][]int{}, before: map[string]time.Duration{}, wall: time.Now()}
+// newCPUBook books the three replicas and the cluster's nodes (masters
+// first, then their replicas, as redistest lists them).
+func newCPUBook(t *testing.T, cl *redistest.Cluster, replicas []*server) *cpuBook {
+	b := &cpuBook{groups: map[string][]int{}, before: map[string]time.Duration{}, idleRate: map[string]float64{}}
 	for _, r := range replicas {
 		b.groups["waitroom"] = append(b.groups["waitroom"], r.proc.Pid())
 	}
-	for _, s := range cl.masters {
-		b.groups["redis masters"] = append(b.groups["redis masters"], redisPID(t, s))
+	for i, s := range cl.Nodes {
+		kind := "redis masters"
+		if i >= 3 {
+			kind = "redis replicas"
+		}
+		b.groups[kind] = append(b.groups[kind], redisPID(t, s))
 	}
-	for _, s := range cl.replicas {
-		b.groups["redis replicas"] = append(b.groups["redis replicas"], redisPID(t, s))
-	}
+	return b
+}
+
+// begin starts the books.
+func (b *cpuBook) begin() {
 	for k := range b.groups {
 		b.before[k] = b.used(k)
 	}
-	return b
+	b.wall = time.Now()
+}
+
+// idle measures what the processes use before the crowd comes (leases,
+// ticks, measurements published, the sidecar's remaining seats read, the
+// cluster's gossip), until.
+func (b *cpuBook) idle(until time.Time) {
+	b.begin()
+	time.Sleep(time.Until(until))
+	wall := time.Since(b.wall).Seconds()
+	for k := range b.groups {
+		b.idleRate[k] = (b.used(k) - b.before[k]).Seconds() / wall
+	}
 }
 
 func (b *cpuBook) used(kind string) time.Duration {
@@ -102,9 +123,14 @@ func (b *cpuBook) report(t *testing.T, r report, costFile string) {
 		for op, k := range n {
 			s += k * c[op][share] / 1e6
 		}
-		return s + c["idle_per_s"][strings.TrimSuffix(share, "_us")]*wall.Seconds()*3 // idle per replica or shard, three of each
+		return s
 	}
-	t.Logf("model check: waitroom measured %.2fs, predicted %.2fs (%d joins, %d polls, %d gated requests); Redis masters measured %.2fs, predicted %.2fs (with %d purchases; the sidecar's own CPU is not in it)",
-		used["waitroom"].Seconds(), predict("waitroom_us"), r.JoinTries, r.Polls, r.OriginPages+r.Completes,
-		used["redis masters"].Seconds(), predict("redis_us"), r.Confirms)
+	for _, x := range []struct{ kind, share string }{{"waitroom", "waitroom_us"}, {"redis masters", "redis_us"}} {
+		idle := b.idleRate[x.kind] * wall.Seconds()
+		t.Logf("model check: %s used %.2fs: %.2fs idle (%.1f ms/s before the crowd) + %.2fs for the crowd; the costs predict %.2fs for it (%.2f×)",
+			x.kind, used[x.kind].Seconds(), idle, 1000*b.idleRate[x.kind], used[x.kind].Seconds()-idle, predict(x.share),
+			(used[x.kind].Seconds()-idle)/predict(x.share))
+	}
+	t.Logf("model check: the crowd made %d joins (tries), %d polls, %d gated requests and %d purchases; the Redis replicas used %.2fs more, which the costs (measured on a Redis without replicas) leave out",
+		r.JoinTries, r.Polls, r.OriginPages+r.Completes, r.Confirms, used["redis replicas"].Seconds())
 }

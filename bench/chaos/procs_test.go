@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -14,8 +13,6 @@ import (
 	"testing"
 	"text/template"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom/internal/testkit/freeport"
 	"github.com/waitroom/waitroom/internal/testkit/proctest"
@@ -49,121 +46,9 @@ func binary(t *testing.T, name string) string {
 	return bins[name]
 }
 
-// cluster is a Redis Cluster of masters with one replica each.
-type cluster struct {
-	masters, replicas []*redistest.Server
-}
-
-// startCluster starts n masters splitting the slots and one replica of
-// each, persistent as the stores want them (appendonly, fsync always),
-// and waits until every replica is in sync.
-func startCluster(t *testing.T, n int) *cluster {
-	t.Helper()
-	c := &cluster{}
-	ctx := context.Background()
-	for range 2 * n {
-		s := redistest.Start(t, redistest.Options{Cluster: true, AppendOnly: true})
-		if len(c.masters) < n {
-			c.masters = append(c.masters, s)
-		} else {
-			c.replicas = append(c.replicas, s)
-		}
-	}
-	per := 16384 / n
-	seedHost, seedPort, _ := net.SplitHostPort(c.masters[0].Addr)
-	for i, s := range append(append([]*redistest.Server{}, c.masters...), c.replicas...) {
-		cl := redis.NewClient(&redis.Options{Addr: s.Addr})
-		if i < n {
-			lo, hi := i*per, (i+1)*per-1
-			if i == n-1 {
-				hi = 16383
-			}
-			if err := cl.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", lo, hi).Err(); err != nil {
-				t.Fatalf("CLUSTER ADDSLOTSRANGE: %v", err)
-			}
-		}
-		if i > 0 {
-			if err := cl.ClusterMeet(ctx, seedHost, seedPort).Err(); err != nil {
-				t.Fatalf("CLUSTER MEET: %v", err)
-			}
-		}
-		cl.Close()
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for i, r := range c.replicas {
-		id := nodeID(t, c.masters[i])
-		cl := redis.NewClient(&redis.Options{Addr: r.Addr})
-		for {
-			// The replica must know the master before it can follow it.
-			err := cl.Do(ctx, "CLUSTER", "REPLICATE", id).Err()
-			if err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("CLUSTER REPLICATE on %s: %v", r.Addr, err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		for {
-			info, _ := cl.Info(ctx, "replication").Result()
-			if strings.Contains(info, "master_link_status:up") {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("replica %s did not sync: %s", r.Addr, info)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		cl.Close()
-	}
-	for _, s := range c.masters {
-		cl := redis.NewClient(&redis.Options{Addr: s.Addr})
-		for {
-			info, err := cl.ClusterInfo(ctx).Result()
-			if err == nil && strings.Contains(info, "cluster_state:ok") && strings.Contains(info, fmt.Sprintf("cluster_known_nodes:%d", 2*n)) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("cluster did not become ok: %v %s", err, info)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		cl.Close()
-	}
-	return c
-}
-
-func nodeID(t *testing.T, s *redistest.Server) string {
-	t.Helper()
-	cl := redis.NewClient(&redis.Options{Addr: s.Addr})
-	defer cl.Close()
-	id, err := cl.Do(context.Background(), "CLUSTER", "MYID").Text()
-	if err != nil {
-		t.Fatalf("CLUSTER MYID: %v", err)
-	}
-	return id
-}
-
-// seeds lists the masters' addresses for a configuration.
-func (c *cluster) seeds() string {
-	var out []string
-	for _, s := range c.masters {
-		out = append(out, s.Addr)
-	}
-	return strings.Join(out, ", ")
-}
-
-// masterOf returns the index of the master holding key's slot, as the
-// cluster was set up.
-func (c *cluster) masterOf(t *testing.T, key string) int {
-	t.Helper()
-	cl := redis.NewClient(&redis.Options{Addr: c.masters[0].Addr})
-	defer cl.Close()
-	slot, err := cl.ClusterKeySlot(context.Background(), key).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return min(int(slot)/(16384/len(c.masters)), len(c.masters)-1)
+// seeds lists a cluster's masters' addresses for a configuration.
+func seeds(c *redistest.Cluster, masters int) string {
+	return strings.Join(c.Addrs()[:masters], ", ")
 }
 
 // server is a process of ours on a fixed address: a waitroom replica,
