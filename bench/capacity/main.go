@@ -325,20 +325,15 @@ func start(tmp, name, addr string, env []string, bin string, args ...string) pro
 // redisPID asks the server its process id (its group: redistest starts
 // it in a group of its own).
 func redisPID(addr string) int {
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	info, err := c.Info(context.Background(), "server").Result()
+	info, err := redistest.Info(addr, "server")
 	if err != nil {
 		cleanup.Fatal(err)
 	}
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(line, "process_id:"); ok {
-			pid, _ := strconv.Atoi(strings.TrimSpace(v))
-			return pid
-		}
+	pid, err := strconv.Atoi(info["process_id"])
+	if err != nil {
+		cleanup.Fatalf("INFO server of %s: process_id %q", addr, info["process_id"])
 	}
-	cleanup.Fatalf("INFO server has no process_id")
-	return 0
+	return pid
 }
 
 // commandStats lists Redis's commands by the time spent in them, most

@@ -1,15 +1,11 @@
 package chaos
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom/bench/internal/procstat"
 	"github.com/waitroom/waitroom/internal/testkit/redistest"
@@ -75,20 +71,15 @@ func (b *cpuBook) used(kind string) time.Duration {
 // a group of its own).
 func redisPID(t *testing.T, s *redistest.Server) int {
 	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: s.Addr})
-	defer c.Close()
-	info, err := c.Info(context.Background(), "server").Result()
+	info, err := redistest.Info(s.Addr, "server")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(line, "process_id:"); ok {
-			pid, _ := strconv.Atoi(strings.TrimSpace(v))
-			return pid
-		}
+	pid, err := strconv.Atoi(info["process_id"])
+	if err != nil {
+		t.Fatalf("INFO server of %s: process_id %q", s.Addr, info["process_id"])
 	}
-	t.Fatal("INFO server has no process_id")
-	return 0
+	return pid
 }
 
 // costs is what go run ./bench/capacity -out writes: µs per operation.
