@@ -24,6 +24,7 @@ var (
 	long     = flag.Bool("chaos.long", false, "run the long scenario (make chaos) instead of the short one")
 	noFaults = flag.Bool("chaos.nofaults", false, "kill nothing: the run the capacity model is checked against")
 	costFile = flag.String("chaos.costs", "", "per-operation CPU costs (go run ./bench/capacity -out FILE) to check the run's CPU against")
+	balance  = flag.String("chaos.balance", "sticky", "how the crowd spreads over the replicas: sticky or random")
 )
 
 // scenario is one run's shape.
@@ -113,6 +114,7 @@ func TestChaos(t *testing.T) {
 	if *long {
 		sc = longRun
 	}
+	sc.Balance = *balance
 	dir := t.TempDir()
 	wrBin, loadBin := binary(t, "waitroom"), binary(t, "waitroom-load")
 	env := []string{
