@@ -79,6 +79,8 @@ type report struct {
 	ETAShare        float64 `json:"eta_share"`
 	OriginMaxActive int     `json:"origin_max_active"`
 	CapExceeded     bool    `json:"cap_exceeded"`
+	OriginPerSecond []int   `json:"origin_per_second"`
+	OriginFromMS    int64   `json:"origin_from_ms"`
 	Draws           struct {
 		Checked int      `json:"checked"`
 		Lost    int      `json:"lost"`
@@ -244,6 +246,14 @@ func TestChaos(t *testing.T) {
 		"longest gap in admissions %.1fs (from %.1fs); %.1f%% of %d admitted before their shown eta_high; origin max %d active vs max_active %d (+%d)",
 		r.Joins, r.Admitted, r.Confirms, r.JoinsPerSec, r.PollsPerSec, r.AdmittedPerMin, float64(r.LongestGapMS)/1000,
 		float64(r.LongestGapAtMS)/1000, 100*r.ETAShare, r.ETAShown, r.OriginMaxActive, sc.MaxActive, sc.slack())
+
+	var over []string // the seconds the origin held more than the cap, from the crowd's start
+	for i, n := range r.OriginPerSecond {
+		if n > sc.MaxActive && len(over) < 30 {
+			over = append(over, fmt.Sprintf("%ds:%d", int(r.OriginFromMS/1000)+i, n))
+		}
+	}
+	t.Logf("seconds with more than max_active %d at the origin (from the crowd's start: most active in it): %v", sc.MaxActive, over)
 
 	// The invariants. Durations are figures, not assertions.
 	if r.Joins == 0 || r.Draws.Checked == 0 {

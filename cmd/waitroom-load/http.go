@@ -134,6 +134,9 @@ func runHTTP(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		r.OriginMaxActive, r.OriginPerSecond = st.MaxActive, st.PerSecond
+		if !st.First.IsZero() {
+			r.OriginFromMS = st.First.Sub(c.started).Milliseconds()
+		}
 		r.CapExceeded = *maxActive > 0 && st.MaxActive > *maxActive+*slack
 	}
 	r.print(stdout)

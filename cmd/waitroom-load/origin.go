@@ -27,8 +27,9 @@ type originStats struct {
 	Completes int   `json:"completes"`  // visitors told they are done
 	Requests  int64 `json:"requests"`
 	// PerSecond is the most visitors active at once in each second since
-	// the first visitor came.
-	PerSecond []int `json:"per_second"`
+	// the first visitor came, at First.
+	PerSecond []int     `json:"per_second"`
+	First     time.Time `json:"first"`
 }
 
 // countingOrigin is a small origin that counts the admitted visitors
@@ -115,7 +116,7 @@ func (o *countingOrigin) stats() originStats {
 	defer o.mu.Unlock()
 	o.expire(time.Now())
 	return originStats{Visitors: o.visitors, Active: len(o.seen), MaxActive: o.max, Completes: o.completes,
-		Requests: o.requests, PerSecond: append([]int(nil), o.perSecond...)}
+		Requests: o.requests, PerSecond: append([]int(nil), o.perSecond...), First: o.first}
 }
 
 const originUsage = `Usage: waitroom-load origin [flags]

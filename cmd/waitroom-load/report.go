@@ -51,7 +51,8 @@ type httpReport struct {
 	CapSlack        int   `json:"cap_slack"`         // the stated bound over it: one tick's admissions
 	OriginMaxActive int   `json:"origin_max_active"` // most visitors active at the origin at once (-1: not measured)
 	CapExceeded     bool  `json:"cap_exceeded"`
-	OriginPerSecond []int `json:"origin_per_second,omitempty"`
+	OriginPerSecond []int `json:"origin_per_second,omitempty"` // from the first visitor at the origin, OriginFromMS after the crowd's start
+	OriginFromMS    int64 `json:"origin_from_ms"`
 
 	Draws  drawCheck  `json:"draws"`
 	Sales  *sellCheck `json:"sales,omitempty"`
