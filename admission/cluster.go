@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -30,18 +31,34 @@ func (ev *event) publishSample(ctx context.Context, now time.Time) error {
 // replica's sample in force (this replica's own of this tick included,
 // whatever the store answered), or, with a Meter that is not a Sampler,
 // this replica's own measurements. Called under tickMu.
-func (ev *event) measure(ctx context.Context, now time.Time) (Measurements, clusterFigures) {
+//
+// It fails closed: when the store cannot list the samples, it returns the
+// error and the controller admits nobody at this tick (deciding on the
+// leader's own visitors alone would take the others' for none). A
+// replica's sample missing from a listing that answered still counts, as
+// last read, until it has been missing for a lease: after a Redis outage
+// or failover longer than a lease every sample has run out in Redis, and
+// until each replica publishes again (within a tick) the leader would
+// otherwise see an empty origin and fill it a second time.
+func (ev *event) measure(ctx context.Context, now time.Time) (Measurements, clusterFigures, error) {
 	m := ev.e.opts.Meter
 	if m == nil {
-		return Measurements{}, clusterFigures{}
+		return Measurements{}, clusterFigures{}, nil
 	}
 	if !ev.sampled {
-		return m.Measure(ev.cfg.ID, now), clusterFigures{replicas: 1}
+		return m.Measure(ev.cfg.ID, now), clusterFigures{replicas: 1}, nil
 	}
-	samples := map[string]Sample{}
 	raw, err := ev.e.opts.Store.Samples(ctx, ev.cfg.ID)
 	if err != nil {
-		ev.e.log.Warn("admission: reading the replicas' samples failed; deciding on this replica's alone", "event", ev.cfg.ID, "err", err)
+		return Measurements{}, clusterFigures{}, fmt.Errorf("reading the replicas' samples: %w", err)
+	}
+	if ev.heard == nil {
+		ev.heard = map[string]*heardSample{}
+	}
+	for name, h := range ev.heard {
+		if _, ok := raw[name]; !ok && h.missing.IsZero() {
+			h.missing = now
+		}
 	}
 	for name, b := range raw {
 		var s Sample
@@ -49,7 +66,15 @@ func (ev *event) measure(ctx context.Context, now time.Time) (Measurements, clus
 			ev.e.log.Warn("admission: skipping an unreadable sample", "event", ev.cfg.ID, "replica", name, "err", err)
 			continue
 		}
-		samples[name] = s
+		ev.heard[name] = &heardSample{s: s}
+	}
+	samples := make(map[string]Sample, len(ev.heard)+1)
+	for name, h := range ev.heard {
+		if !h.missing.IsZero() && now.Sub(h.missing) >= ev.lease() {
+			delete(ev.heard, name)
+			continue
+		}
+		samples[name] = h.s
 	}
 	samples[ev.e.opts.Replica] = ev.sample
 	bars := *ev.bars.Load()
@@ -58,7 +83,15 @@ func (ev *event) measure(ctx context.Context, now time.Time) (Measurements, clus
 		barred[VisitorKey(v)] = true
 	}
 	f := mergeSamples(samples, barred, ev.lastCompl)
-	return f.m, f
+	return f.m, f, nil
+}
+
+// heardSample is a replica's sample as the leader last read it, and
+// since when the store's listings have lacked it (zero: the last one had
+// it).
+type heardSample struct {
+	s       Sample
+	missing time.Time
 }
 
 // inheritOffers gives a replica that has just become leader the recent

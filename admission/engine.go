@@ -242,9 +242,12 @@ type event struct {
 	sampled   bool
 	sampleBuf []byte
 	lastCompl map[string]uint64
-	admits    []admitted // recent Admit outputs, for MaxNewPerMinute
-	decided   bool       // the controller ran at this tick
-	figures   atomic.Pointer[Figures]
+	// heard are the other replicas' samples as the leader last read them
+	// (see measure); reset when this replica takes the lead.
+	heard   map[string]*heardSample
+	admits  []admitted // recent Admit outputs, for MaxNewPerMinute
+	decided bool       // the controller ran at this tick
+	figures atomic.Pointer[Figures]
 	// decisions are the controller's recent decisions on this replica.
 	decisions *decisionLog
 }

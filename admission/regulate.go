@@ -110,7 +110,10 @@ func (ev *event) regulate(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	m, cf := ev.measure(ctx, now)
+	m, cf, err := ev.measure(ctx, now)
+	if err != nil {
+		return err
+	}
 	remaining, known := 0, false
 	if ev.e.opts.Inventory != nil && ev.cfg.InventoryEvent != "" {
 		remaining, known = ev.e.opts.Inventory.Remaining(ev.cfg.InventoryEvent)

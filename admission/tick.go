@@ -66,6 +66,7 @@ func (ev *event) tick(ctx context.Context, now time.Time) error {
 	took := lead && !ev.leader.Load()
 	if took {
 		ev.restored = false // a new leader rescans and restores its controller
+		ev.heard = nil
 		for _, l := range ev.lanes {
 			l.scanned = -1
 		}

@@ -400,3 +400,52 @@ func TestClusterLeaderKilled(t *testing.T) {
 		t.Errorf("%d visitors active at once: over the cap %d plus a tick's admissions %d", s.maxActive, clusterCap, s.maxTickAdmit)
 	}
 }
+
+// TestClusterSamplesRunOut: a Redis outage (or failover) longer than a
+// lease leaves no sample in Redis; at the first tick after it the leader
+// ticks before the others have published again. It must not take their
+// visitors for none (and fill the origin a second time): a sample that
+// a listing lacks counts as last read for a lease.
+func TestClusterSamplesRunOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a simulated sale over Redis")
+	}
+	srv := redistest.Start(t, redistest.Options{AppendOnly: true})
+	s := newClusterSimOn(t, func() redis.UniversalClient { return srv.Client() }, 3, random, 4, 0)
+	c := srv.Client()
+	faulted := false
+	var before admission.Figures
+	checked := false
+	s.run(30*time.Minute, func(now time.Time) {
+		switch {
+		case !faulted && s.done >= clusterVisitors/3:
+			before = s.engines[0].Figures(clusterEvent)
+			if !before.Leader {
+				t.Fatal("replica 0, which ticks first, does not lead")
+			}
+			keys, err := c.Keys(ctx, "*:sample*").Result()
+			if err != nil || len(keys) == 0 {
+				t.Fatalf("sample keys: %v, %v", keys, err)
+			}
+			if err := c.Del(ctx, keys...).Err(); err != nil {
+				t.Fatal(err)
+			}
+			faulted = true
+		case faulted && !checked:
+			f := s.engines[0].Figures(clusterEvent)
+			t.Logf("before: %d active over %d replicas; after the samples ran out: %d active over %d replicas",
+				before.Last.Active, before.Replicas, f.Last.Active, f.Replicas)
+			if f.Replicas != 3 || f.Last.Active < before.Last.Active*8/10 {
+				t.Errorf("with the samples gone from Redis the leader decided on %d replicas, %d active (before: %d over %d)",
+					f.Replicas, f.Last.Active, before.Last.Active, before.Replicas)
+			}
+			checked = true
+		}
+	})
+	if !checked {
+		t.Fatal("the fault never happened")
+	}
+	if s.maxActive > clusterCap+s.maxTickAdmit {
+		t.Errorf("%d visitors active at once: over the cap %d plus a tick's admissions %d", s.maxActive, clusterCap, s.maxTickAdmit)
+	}
+}
