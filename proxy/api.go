@@ -383,7 +383,7 @@ func writeAudit(ctx *fasthttp.RequestCtx, page []byte, drawn bool) {
 	if drawn {
 		ctx.Response.Header.Set("Cache-Control", "public, max-age=3600")
 	} else {
-		ctx.Response.Header.Set("Cache-Control", "no-store")
+		setNoStore(&ctx.Response.Header)
 	}
 	ctx.Response.SetBodyRaw(page)
 }

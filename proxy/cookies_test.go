@@ -67,20 +67,26 @@ func TestSecurityHeaders(t *testing.T) {
 	for _, c := range []struct {
 		name, method, path, body string
 		page                     bool
+		accept                   string
 	}{
-		{"room page", "GET", "/show/seats", "", true},
-		{"blocked page", "GET", "/checkout/x", "", true},
-		{"join", "POST", "/_wr/api/join", `{"event":"show"}`, false},
-		{"status", "GET", "/_wr/api/status?event=show", "", false},
-		{"join error", "POST", "/_wr/api/join", `{"event":7}`, false},
-		{"unknown api", "GET", "/_wr/api/nope", "", false},
-		{"jwks", "GET", "/_wr/jwks.json", "", false},
-		{"asset", "GET", "/_wr/static/" + asset, "", false},
-		{"unknown asset", "GET", "/_wr/static/nope.js", "", false},
-		{"auth", "GET", "/_wr/auth", "", false},
-		{"draw audit", "GET", "/_wr/api/draws/show/0", "", false},
+		{"room page", "GET", "/show/seats", "", true, ""},
+		{"blocked page", "GET", "/checkout/x", "", true, ""},
+		{"join", "POST", "/_wr/api/join", `{"event":"show"}`, false, ""},
+		{"status", "GET", "/_wr/api/status?event=show", "", false, ""},
+		{"room status (JSON)", "GET", "/show/seats", "", false, "application/json"},
+		{"join error", "POST", "/_wr/api/join", `{"event":7}`, false, ""},
+		{"unknown api", "GET", "/_wr/api/nope", "", false, ""},
+		{"jwks", "GET", "/_wr/jwks.json", "", false, ""},
+		{"asset", "GET", "/_wr/static/" + asset, "", false, ""},
+		{"unknown asset", "GET", "/_wr/static/nope.js", "", false, ""},
+		{"auth", "GET", "/_wr/auth", "", false, ""},
+		{"draw audit", "GET", "/_wr/api/draws/show/0", "", false, ""},
 	} {
-		got := v.do(t, c.method, r.url+c.path, c.body, "X-Original-URI", "/show/x")
+		headers := []string{"X-Original-URI", "/show/x"}
+		if c.accept != "" {
+			headers = append(headers, "Accept", c.accept)
+		}
+		got := v.do(t, c.method, r.url+c.path, c.body, headers...)
 		if got.header.Get("X-Content-Type-Options") != "nosniff" || got.header.Get("Referrer-Policy") != ReferrerPolicy {
 			t.Errorf("%s: %d without the headers: %v", c.name, got.status, got.header)
 		}

@@ -512,7 +512,7 @@ func (p *Proxy) busy(ctx *fasthttp.RequestCtx) {
 // maintenance: 503 with Retry-After, the event's maintenance page or JSON.
 func (p *Proxy) maintenance(ctx *fasthttp.RequestCtx, ev *event) {
 	ctx.Response.Header.Set("Retry-After", strconv.Itoa(static.MaintenanceRetrySeconds))
-	ctx.Response.Header.Set("Cache-Control", "no-store")
+	setNoStore(&ctx.Response.Header)
 	page := p.opts.Pages.Maintenance(ev.ID, ctx.Request.Header.Peek("Accept-Language"))
 	if page == nil || wantsJSON(ctx) {
 		writeError(ctx, fasthttp.StatusServiceUnavailable, errMaintenance)
@@ -572,6 +572,7 @@ func (p *Proxy) blocked(ctx *fasthttp.RequestCtx, ev *event) {
 // for a JSON client the status (as GET {prefix}/api/status would).
 func (p *Proxy) room(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, rq *request) {
 	if wantsJSON(ctx) {
+		setSecurityHeaders(&ctx.Response.Header)
 		p.status(ctx, ev, ip, rq.t.URI(), p.clock())
 		return
 	}

@@ -296,7 +296,7 @@ func (p *Proxy) noJSPage(ctx *fasthttp.RequestCtx, ev *event, status int, s *sta
 	h := &ctx.Response.Header
 	setSecurityHeaders(h)
 	h.SetContentType(static.ContentTypeHTML)
-	h.Set("Cache-Control", "no-store")
+	setNoStore(h)
 	h.SetBytesV("Content-Security-Policy", p.csp)
 	ctx.SetStatusCode(status)
 	ctx.Response.SetBody(page)
@@ -305,7 +305,7 @@ func (p *Proxy) noJSPage(ctx *fasthttp.RequestCtx, ev *event, status int, s *sta
 // redirect answers 303 See Other to a same-site path (already checked).
 func redirect(ctx *fasthttp.RequestCtx, path []byte) {
 	setSecurityHeaders(&ctx.Response.Header)
-	ctx.Response.Header.Set("Cache-Control", "no-store")
+	setNoStore(&ctx.Response.Header)
 	ctx.Response.Header.SetBytesV("Location", path)
 	ctx.SetStatusCode(fasthttp.StatusSeeOther)
 	ctx.Response.ResetBody()

@@ -130,8 +130,8 @@ type event struct {
 	// CAPTCHA widget's sources).
 	csp []byte
 	// opensAt and onSaleAt are cfg's times as the status JSON writes
-	// them, formatted once.
-	opensAt, onSaleAt []byte
+	// them, formatted once, and trancheSeconds its tranche length.
+	opensAt, onSaleAt, trancheSeconds []byte
 }
 
 // passEntry is a verified pass as the cache keeps it.
@@ -288,6 +288,7 @@ func New(opts Options) (*Proxy, error) {
 			meter:        opts.Meter.Event(e.ID), counts: m.event(e.ID), gate: opts.Engine.Gate(e.ID)}
 		ev.csp = []byte(opts.Pages.RoomCSP(e.ID))
 		ev.opensAt, ev.onSaleAt = appendTime(nil, cfg.QueueOpensAt), appendTime(nil, cfg.OnSaleAt)
+		ev.trancheSeconds = appendSeconds(nil, cfg.Tranche)
 		if e.Challenge != nil && e.Challenge.Captcha != nil {
 			if ev.widget, err = json.Marshal(e.Challenge.Captcha.Widget()); err != nil {
 				errs = append(errs, fmt.Errorf("proxy: event %q: the CAPTCHA widget: %w", e.ID, err))

@@ -79,6 +79,8 @@ var contentJSON = []byte("application/json")
 const ReferrerPolicy = "strict-origin-when-cross-origin"
 
 var (
+	headerCacheControl   = []byte(fasthttp.HeaderCacheControl)
+	valueNoStore         = []byte("no-store")
 	headerNoSniff        = []byte("X-Content-Type-Options")
 	valueNoSniff         = []byte("nosniff")
 	headerReferrerPolicy = []byte("Referrer-Policy")
@@ -93,10 +95,16 @@ func setSecurityHeaders(h *fasthttp.ResponseHeader) {
 	h.SetCanonical(headerReferrerPolicy, valueReferrerPolicy)
 }
 
+// setNoStore marks an answer Cache-Control: no-store, through the
+// header's canonical name (Set would normalise it on every call).
+func setNoStore(h *fasthttp.ResponseHeader) {
+	h.SetCanonical(headerCacheControl, valueNoStore)
+}
+
 func writeError(ctx *fasthttp.RequestCtx, status int, e *apiError) {
 	setSecurityHeaders(&ctx.Response.Header)
 	ctx.Response.Header.SetContentTypeBytes(contentJSON)
-	ctx.Response.Header.Set("Cache-Control", "no-store")
+	setNoStore(&ctx.Response.Header)
 	ctx.SetStatusCode(status)
 	ctx.Response.SetBodyRaw(e.body)
 }
@@ -106,7 +114,7 @@ func writeError(ctx *fasthttp.RequestCtx, status int, e *apiError) {
 func writeErrorMessage(ctx *fasthttp.RequestCtx, status int, code, message string) {
 	setSecurityHeaders(&ctx.Response.Header)
 	ctx.Response.Header.SetContentTypeBytes(contentJSON)
-	ctx.Response.Header.Set("Cache-Control", "no-store")
+	setNoStore(&ctx.Response.Header)
 	ctx.SetStatusCode(status)
 	ctx.SetBody(errorBody(code, message))
 }
@@ -117,7 +125,7 @@ func (p *Proxy) writePage(ctx *fasthttp.RequestCtx, status int, csp, page, gz []
 	h := &ctx.Response.Header
 	setSecurityHeaders(h)
 	h.SetContentType(static.ContentTypeHTML)
-	h.Set("Cache-Control", "no-store")
+	setNoStore(h)
 	h.SetBytesV("Content-Security-Policy", csp)
 	h.Set("Vary", "Accept-Encoding")
 	ctx.SetStatusCode(status)
@@ -198,13 +206,15 @@ func (p *Proxy) setCookie(ctx *fasthttp.RequestCtx, name []byte, value string, e
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // writeStatus writes the status JSON. t is the visitor's ticket (nil when
-// they have none); ret is where they asked to go once admitted.
+// they have none); ret is where they asked to go once admitted. The
+// caller has set the security headers (serveOwn does for every endpoint
+// under the prefix): setting them twice costs a status poll two header
+// scans.
 func (p *Proxy) writeStatus(ctx *fasthttp.RequestCtx, ev *event, st *admission.Status, t *admission.Ticket, ret []byte) {
 	bp := bufPool.Get().(*[]byte)
 	b := p.appendStatus((*bp)[:0], ev, st, t, ret)
-	setSecurityHeaders(&ctx.Response.Header)
 	ctx.Response.Header.SetContentTypeBytes(contentJSON)
-	ctx.Response.Header.Set("Cache-Control", "no-store")
+	setNoStore(&ctx.Response.Header)
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.Response.SetBody(b)
 	*bp = b
@@ -236,7 +246,7 @@ func (p *Proxy) appendStatus(b []byte, ev *event, st *admission.Status, t *admis
 	b = append(b, `,"eta_high":`...)
 	b = strconv.AppendInt(b, int64(st.ETA.High), 10)
 	b = append(b, `,"refresh_seconds":`...)
-	b = strconv.AppendFloat(b, st.Refresh.Seconds(), 'f', -1, 64)
+	b = appendSeconds(b, st.Refresh)
 	b = append(b, `,"opens_at":`...)
 	b = append(b, ev.opensAt...)
 	b = append(b, `,"on_sale_at":`...)
@@ -277,7 +287,7 @@ func (p *Proxy) appendDrawFields(b []byte, ev *event, t *admission.Ticket) []byt
 	b = append(b, `,"draw_page":`...)
 	b = p.appendDrawPath(b, "/draw/", ev, t)
 	b = append(b, `,"tranche_seconds":`...)
-	b = strconv.AppendFloat(b, ev.cfg.Tranche.Seconds(), 'f', -1, 64)
+	b = append(b, ev.trancheSeconds...)
 	b = append(b, `,"visitor":"`...)
 	b = hex.AppendEncode(b, t.Visitor[:])
 	return append(b, '"')
@@ -297,6 +307,16 @@ func (p *Proxy) appendDrawPath(b []byte, kind string, ev *event, t *admission.Ti
 		b = append(b, t.Lane...)
 	}
 	return append(b, '"')
+}
+
+// appendSeconds appends d in seconds as a JSON number, as
+// strconv.AppendFloat(b, d.Seconds(), 'f', -1, 64) writes it; whole
+// seconds, what status answers nearly always carry, take the integer path.
+func appendSeconds(b []byte, d time.Duration) []byte {
+	if d%time.Second == 0 {
+		return strconv.AppendInt(b, int64(d/time.Second), 10)
+	}
+	return strconv.AppendFloat(b, d.Seconds(), 'f', -1, 64)
 }
 
 // appendTime appends t as a JSON string in RFC 3339, UTC, to the second.

@@ -70,7 +70,7 @@ func (p *Proxy) session(ctx *fasthttp.RequestCtx, rq *request, now time.Time) {
 	b = strconv.AppendBool(b, barred && bar.Reason == admission.BarCompleted)
 	b = append(b, '}')
 	ctx.Response.Header.SetContentTypeBytes(contentJSON)
-	ctx.Response.Header.Set("Cache-Control", "no-store")
+	setNoStore(&ctx.Response.Header)
 	ctx.SetBody(b)
 }
 
