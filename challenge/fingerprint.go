@@ -26,6 +26,13 @@ func HeaderFingerprint(hs []Header) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// AppendHeaderFingerprint appends HeaderFingerprint(hs) to dst; it
+// allocates nothing when dst has room for its 12 bytes.
+func AppendHeaderFingerprint(dst []byte, hs []Header) []byte {
+	sum := headerFingerprintSum(hs)
+	return hex.AppendEncode(dst, sum[:])
+}
+
 // headerFingerprintSum is HeaderFingerprint before hex: the first 6 bytes
 // of the hash. It allocates nothing.
 func headerFingerprintSum(hs []Header) [6]byte {

@@ -124,6 +124,11 @@ func NewScorer(signals []WeightedSignal, opts ScorerOptions) (*Scorer, error) {
 	return s, nil
 }
 
+// Slow reports whether the scorer has slow signals, which Score runs in
+// goroutines of their own and waits for until its context is done: a
+// scorer without them never waits, and needs no deadline.
+func (s *Scorer) Slow() bool { return len(s.slow) > 0 }
+
 // Score runs every signal on r and sums their weighted findings. Fast
 // signals run one after the other in the calling goroutine; slow ones run
 // each in a goroutine of its own, started first, so they overlap with the

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -11,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -152,22 +152,21 @@ func rawConn(c net.Conn) net.Conn {
 // cannot be redeemed by another (a script), and one scored with innocent
 // headers cannot be joined with others.
 func challengeBinding(r *challenge.Request) [16]byte {
-	h := sha256.New()
-	h.Write([]byte("waitroom/challenge-binding/v2\x00"))
+	var buf [512]byte // on the stack unless the User-Agent is long
+	b := append(buf[:0], "waitroom/challenge-binding/v2\x00"...)
 	ua, _ := r.Get("User-Agent")
-	h.Write([]byte(ua))
-	h.Write([]byte{0})
-	h.Write([]byte(challenge.HeaderFingerprint(r.Headers)))
-	h.Write([]byte{0})
-	h.Write([]byte(challenge.TLSStack(r.JA4)))
-	h.Write([]byte{0})
+	b = append(b, ua...)
+	b = append(b, 0)
+	b = challenge.AppendHeaderFingerprint(b, r.Headers)
+	b = append(b, 0)
+	b = challenge.AppendTLSStack(b, r.JA4)
+	b = append(b, 0)
 	if r.IP.IsValid() {
 		a := clientAddr(r.IP).As16()
-		h.Write(a[:])
+		b = append(b, a[:]...)
 	}
-	var out [16]byte
-	copy(out[:], h.Sum(nil))
-	return out
+	sum := sha256.Sum256(b)
+	return [16]byte(sum[:16])
 }
 
 // clientJA4 is the JA4 of the client's TLS: from the ClientHello when
@@ -212,15 +211,20 @@ func (p *Proxy) riskRequest(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, 
 
 // wireHeaders splits raw request headers into name/value pairs in wire
 // order. Malformed lines (fasthttp refused those already) are skipped.
+// The names and values are substrings of one copy of raw: two
+// allocations, however many headers.
 func wireHeaders(raw []byte) []challenge.Header {
 	hs := make([]challenge.Header, 0, 16)
-	for line := range bytes.Lines(raw) {
-		line = bytes.TrimRight(line, "\r\n")
-		name, value, ok := bytes.Cut(line, []byte(":"))
+	text := string(raw)
+	for len(text) > 0 {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		line = strings.TrimRight(line, "\r\n")
+		name, value, ok := strings.Cut(line, ":")
 		if !ok || len(name) == 0 {
 			continue
 		}
-		hs = append(hs, challenge.Header{Name: string(name), Value: string(bytes.TrimSpace(value))})
+		hs = append(hs, challenge.Header{Name: name, Value: strings.TrimSpace(value)})
 	}
 	return hs
 }
@@ -239,9 +243,17 @@ func (p *Proxy) decide(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, now t
 // (once per place: at the challenge, or at a CAPTCHA-only join).
 func (p *Proxy) assess(ev *event, r *challenge.Request, count bool) (challenge.Decision, int) {
 	d := p.opts.Defence
-	sctx, cancel := context.WithTimeout(p.base, d.ScoreTimeout)
-	res := d.Scorer.Score(sctx, r)
-	cancel()
+	var res challenge.Result
+	if d.Scorer.Slow() {
+		sctx, cancel := context.WithTimeout(p.base, d.ScoreTimeout)
+		res = d.Scorer.Score(sctx, r)
+		cancel()
+	} else {
+		// Fast signals judge in the calling goroutine and wait for
+		// nothing: the timeout, a timer set and stopped on every
+		// scoring, would bound nothing.
+		res = d.Scorer.Score(p.base, r)
+	}
 	for _, rs := range res.Reasons {
 		p.dm.reasons.WithLabelValues(rs.Reason).Inc()
 	}
@@ -350,7 +362,7 @@ func (p *Proxy) challengeFor(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr)
 
 func writeJSON(ctx *fasthttp.RequestCtx, b []byte) {
 	ctx.Response.Header.SetContentTypeBytes(contentJSON)
-	ctx.Response.Header.Set("Cache-Control", "no-store")
+	setNoStore(&ctx.Response.Header)
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.Response.SetBody(b)
 }
@@ -371,7 +383,9 @@ func (s *powSolution) field(d *jsonstrict.Reader, name []byte) (err error) {
 	case "token":
 		s.Token, err = d.String("pow.token")
 	case "nonces":
-		s.Nonces = []uint64{}
+		// Sized for production's puzzle count: appending from empty
+		// would grow it five times.
+		s.Nonces = make([]uint64, 0, challenge.DefaultPuzzles)
 		err = d.Array("pow.nonces", func(d *jsonstrict.Reader, _ int) error {
 			var n uint64
 			var err error
