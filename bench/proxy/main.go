@@ -24,14 +24,16 @@ import (
 )
 
 var (
-	bin      = flag.String("bin", "bin/waitroom", "the waitroom binary to benchmark")
-	duration = flag.Duration("duration", 10*time.Second, "length of each measured wrk run")
-	warmup   = flag.Duration("warmup", 2*time.Second, "length of the unmeasured wrk run each contender gets first")
-	rounds   = flag.Int("rounds", 3, "measured rounds per contender (medians are reported)")
-	conns    = flag.Int("conns", 64, "wrk connections")
-	outDir   = flag.String("out", "bench/out", "directory for the report")
-	only     = flag.String("only", "passthrough,status,join", "parts to run")
-	pin      = flag.Bool("pin", true, "pin the server under test to CPU 1, wrk and the backends to CPU 0 (needs taskset and 2 CPUs)")
+	bin        = flag.String("bin", "bin/waitroom", "the waitroom binary to benchmark")
+	duration   = flag.Duration("duration", 10*time.Second, "length of each measured wrk run")
+	warmup     = flag.Duration("warmup", 2*time.Second, "length of the unmeasured wrk run each contender gets first")
+	rounds     = flag.Int("rounds", 3, "measured rounds per contender (medians are reported)")
+	conns      = flag.Int("conns", 64, "wrk connections")
+	outDir     = flag.String("out", "bench/out", "directory for the report")
+	only       = flag.String("only", "passthrough,status,join", "parts to run")
+	joinStores = flag.String("join-stores", "embedded,always,everysec",
+		"stores of the join part: embedded, always (Redis, appendfsync always), everysec (Redis, appendfsync everysec)")
+	pin = flag.Bool("pin", true, "pin the server under test to CPU 1, wrk and the backends to CPU 0 (needs taskset and 2 CPUs)")
 
 	serveOrigin = flag.String("serve-origin", "", "internal: run as the benchmark's origin on this address")
 	originSize  = flag.Int("origin-body", 1024, "internal: the origin's body size in bytes (0: hello world)")
