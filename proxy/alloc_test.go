@@ -77,13 +77,71 @@ func proxiedRequest(t testing.TB) func() {
 }
 
 // A status poll for a drawn ticket reads the (cached) ticket and the
-// engine's counters and allocates nothing.
+// engine's counters and allocates nothing: paused, and waiting while the
+// sale runs (what bench/proxy polls, with the ETA and the pace of polls
+// computed from the lane's rates).
 func TestStatusAllocs(t *testing.T) {
 	skipUnderRace(t)
-	run := statusPoll(t)
-	if n := testing.AllocsPerRun(500, run); n != 0 {
-		t.Fatalf("a status poll allocates %.2f times", n)
+	for name, poll := range map[string]func(testing.TB) func(){"paused": statusPoll, "waiting": waitingPoll} {
+		t.Run(name, func(t *testing.T) {
+			run := poll(t)
+			if n := testing.AllocsPerRun(500, run); n != 0 {
+				t.Fatalf("a status poll allocates %.2f times", n)
+			}
+		})
 	}
+}
+
+// waitingPoll returns a function that runs one status poll through
+// Handle of a drawn visitor who is waiting while the sale runs: three
+// join before the on-sale, the caps let one in, and one of the others is
+// polled.
+func waitingPoll(t testing.TB) func() {
+	r := newRig(t)
+	if _, err := r.engine.UpdateControl(t.Context(), "show", func(c *admission.Control) {
+		c.Caps = &admission.Caps{MaxActive: 1, MaxNewPerMinute: 1}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	vs := make([]*visitor, 3)
+	for i := range vs {
+		vs[i] = newVisitor(t, "Mozilla/5.0 alloc")
+		decodeStatus(t, vs[i].do(t, "POST", r.url+"/_wr/api/join", `{"event":"show"}`))
+	}
+	for d := 11 * time.Second; d < 14*time.Second; d += time.Second {
+		r.tick(t, d)
+	}
+	var ticket string
+	for _, v := range vs {
+		// The first poll after the draw renews the ticket with its number.
+		st := decodeStatus(t, v.do(t, "GET", r.url+"/_wr/api/status?event=show", ""))
+		if st.Status == "waiting" && st.Position != nil {
+			ticket = v.cookie(r.url, "wr_ticket_show")
+			break
+		}
+	}
+	if ticket == "" {
+		t.Fatal("nobody waits with one of three admitted")
+	}
+	tmpl := wireRequest(t, "GET /_wr/api/status?event=show&return=/show/x HTTP/1.1\r\nHost: shop.example\r\n"+
+		"User-Agent: Mozilla/5.0 alloc\r\nCookie: wr_ticket_show="+ticket+"\r\n")
+	ctx := requestCtx(tmpl)
+	run := func() {
+		tmpl.CopyTo(&ctx.Request)
+		ctx.Response.Reset()
+		r.p.Handle(ctx)
+	}
+	for range 100 {
+		run()
+	}
+	if ctx.Response.Header.Peek("Set-Cookie") != nil {
+		t.Fatalf("a drawn ticket is renewed on every poll: %s", ctx.Response.Header.Peek("Set-Cookie"))
+	}
+	st := decodeStatus(t, response{status: ctx.Response.StatusCode(), body: string(ctx.Response.Body())})
+	if st.Status != "waiting" || st.Position == nil || st.ETASeconds < 0 {
+		t.Fatalf("not a waiting ticket's status: %+v", st)
+	}
+	return run
 }
 
 // statusPoll returns a function that runs one status poll of a drawn

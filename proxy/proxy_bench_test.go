@@ -32,6 +32,16 @@ func BenchmarkStatus(b *testing.B) {
 	}
 }
 
+// BenchmarkStatusWaiting is one status poll of a drawn ticket waiting
+// while the sale runs, as bench/proxy polls it.
+func BenchmarkStatusWaiting(b *testing.B) {
+	run := waitingPoll(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		run()
+	}
+}
+
 // BenchmarkBareProxiedRequest is BenchmarkProxiedRequest's request through
 // a bare fasthttp.HostClient to the same kind of origin: the floor the
 // gate's own work is measured against (compare the two ns/op).
