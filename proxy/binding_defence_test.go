@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"crypto/sha256"
 	"net/netip"
 	"strings"
 	"testing"
@@ -210,6 +211,40 @@ func TestPassBoundToTLSStack(t *testing.T) {
 		got := v.do(t, "GET", r.url+"/show/x", "", client("203.0.113.7", tc.ja4, chromeHeaders...)...)
 		if passed := got.body == "origin:/show/x"; passed != tc.pass {
 			t.Errorf("%s: passed %v, want %v (%d %.80s)", tc.name, passed, tc.pass, got.status, got.body)
+		}
+	}
+}
+
+// TestChallengeBindingEncoding: challengeBinding hashes exactly what it
+// hashed when it wrote through a sha256.Hash, so challenges issued by a
+// replica before an upgrade still verify on one after it.
+func TestChallengeBindingEncoding(t *testing.T) {
+	hs := make([]challenge.Header, 0, len(chromeHeaders)/2+2)
+	hs = append(hs, challenge.Header{Name: "Host", Value: "shop.example"}, challenge.Header{Name: "User-Agent", Value: chromeUA})
+	for i := 0; i < len(chromeHeaders); i += 2 {
+		hs = append(hs, challenge.Header{Name: chromeHeaders[i], Value: chromeHeaders[i+1]})
+	}
+	for _, r := range []*challenge.Request{
+		{Headers: hs, JA4: ja4Browser, IP: netip.MustParseAddr("203.0.113.9")},
+		{Headers: hs, JA4: "not a ja4", IP: netip.MustParseAddr("2001:db8::1:2:3:4")},
+		{Headers: []challenge.Header{{Name: "User-Agent", Value: strings.Repeat("long ", 200)}}},
+		{},
+	} {
+		h := sha256.New()
+		h.Write([]byte("waitroom/challenge-binding/v2\x00"))
+		ua, _ := r.Get("User-Agent")
+		h.Write([]byte(ua))
+		h.Write([]byte{0})
+		h.Write([]byte(challenge.HeaderFingerprint(r.Headers)))
+		h.Write([]byte{0})
+		h.Write([]byte(challenge.TLSStack(r.JA4)))
+		h.Write([]byte{0})
+		if r.IP.IsValid() {
+			a := clientAddr(r.IP).As16()
+			h.Write(a[:])
+		}
+		if got, want := challengeBinding(r), [16]byte(h.Sum(nil)[:16]); got != want {
+			t.Errorf("binding of %+v: %x, want %x", r, got, want)
 		}
 	}
 }
