@@ -13,6 +13,7 @@ const MaxBatch = 512
 // Batcher pipelines concurrent commands. It is safe for concurrent use.
 type Batcher struct {
 	c    redis.UniversalClient
+	ack  Ack
 	ops  chan *op
 	stop chan struct{}
 	wg   sync.WaitGroup // workers
@@ -24,6 +25,7 @@ type Batcher struct {
 
 // op is one command waiting to be sent.
 type op struct {
+	key   string // durable: the key whose master must have replicas ack it
 	ctx   context.Context
 	queue func(p redis.Pipeliner) redis.Cmder
 	cmd   redis.Cmder
@@ -33,7 +35,13 @@ type op struct {
 
 // New starts a Batcher with workers pipelines in flight at most.
 func New(c redis.UniversalClient, workers int) *Batcher {
-	b := &Batcher{c: c, ops: make(chan *op, 4*MaxBatch), stop: make(chan struct{})}
+	return NewAcked(c, workers, Ack{})
+}
+
+// NewAcked starts a Batcher whose Durable commands are acknowledged only
+// once ack.Replicas replicas have them.
+func NewAcked(c redis.UniversalClient, workers int, ack Ack) *Batcher {
+	b := &Batcher{c: c, ack: ack, ops: make(chan *op, 4*MaxBatch), stop: make(chan struct{})}
 	for range max(workers, 1) {
 		b.wg.Add(1)
 		go b.work()
@@ -45,6 +53,10 @@ func New(c redis.UniversalClient, workers int) *Batcher {
 // and returns it with its error. When ctx ends first, Do returns
 // ctx.Err() and the command may still run.
 func (b *Batcher) Do(ctx context.Context, queue func(p redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {
+	return b.do(ctx, "", queue)
+}
+
+func (b *Batcher) do(ctx context.Context, key string, queue func(p redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {
 	b.mu.RLock()
 	if b.closed {
 		b.mu.RUnlock()
@@ -53,7 +65,7 @@ func (b *Batcher) Do(ctx context.Context, queue func(p redis.Pipeliner) redis.Cm
 	b.pending.Add(1)
 	b.mu.RUnlock()
 	defer b.pending.Done()
-	o := &op{ctx: ctx, queue: queue, done: make(chan struct{}, 1)}
+	o := &op{ctx: ctx, key: key, queue: queue, done: make(chan struct{}, 1)}
 	select {
 	case b.ops <- o:
 	case <-ctx.Done():
@@ -95,14 +107,22 @@ func (b *Batcher) work() {
 func (b *Batcher) send(batch []*op) {
 	pipe := b.c.Pipeline()
 	live := make([]*op, 0, len(batch))
+	var durable []*op
 	for _, o := range batch {
 		if err := o.ctx.Err(); err != nil {
 			o.err = err
 			o.done <- struct{}{}
 			continue
 		}
+		if o.key != "" && b.ack.Replicas > 0 {
+			durable = append(durable, o)
+			continue
+		}
 		o.cmd = o.queue(pipe)
 		live = append(live, o)
+	}
+	if len(durable) > 0 {
+		b.sendDurable(durable)
 	}
 	if len(live) == 0 {
 		return
