@@ -367,6 +367,20 @@ func (c *Cluster) ReplicasOf(tb testing.TB, master *Server) []*Server {
 	return out
 }
 
+// WaitReplicas waits until n running nodes replicate master, in sync
+// with it (after a failover, a restarted old master rejoins as a replica
+// of the promoted one), and returns them.
+func (c *Cluster) WaitReplicas(tb testing.TB, master *Server, n int) []*Server {
+	tb.Helper()
+	var replicas []*Server
+	waitUntil(tb, fmt.Sprintf("%d replicas of %s", n, master.Addr), func() (bool, string) {
+		replicas = c.ReplicasOf(tb, master)
+		return len(replicas) >= n, fmt.Sprintf("%d replicas", len(replicas))
+	})
+	waitInSync(tb, master, replicas)
+	return replicas
+}
+
 func (c *Cluster) byAddr(tb testing.TB, addr string) *Server {
 	tb.Helper()
 	for _, s := range c.Nodes {
