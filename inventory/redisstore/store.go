@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom/internal/redisbatch"
+	"github.com/waitroom/waitroom/internal/redisconn"
 	"github.com/waitroom/waitroom/internal/redispersist"
 	"github.com/waitroom/waitroom/inventory"
 )
@@ -84,6 +85,13 @@ type Options struct {
 	Pipelines int
 	// Logger receives warnings; slog.Default when nil.
 	Logger *slog.Logger
+	// MinReplicasAcked: holds, confirms, releases, extensions, cancels
+	// and event definitions are acknowledged only after WAIT confirms
+	// that many replicas have them; fewer within AckTimeout make the
+	// call fail with inventory.ErrUnavailable. 0 waits for none.
+	MinReplicasAcked int
+	// AckTimeout bounds that WAIT (default redisconn.DefaultAckTimeout).
+	AckTimeout time.Duration
 }
 
 // Store is the Redis inventory store. Every operation is one Lua script
@@ -128,7 +136,11 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Pipelines <= 0 {
 		opts.Pipelines = DefaultPipelines
 	}
-	s.batch = redisbatch.New(s.c, opts.Pipelines)
+	if opts.AckTimeout <= 0 {
+		opts.AckTimeout = redisconn.DefaultAckTimeout
+	}
+	s.batch = redisbatch.NewAcked(s.c, opts.Pipelines, redisbatch.Ack{Replicas: opts.MinReplicasAcked,
+		Timeout: opts.AckTimeout, RetryFor: redisconn.DefaultRetryFor, NotExecuted: redisconn.NotExecuted})
 	return s, nil
 }
 
@@ -197,18 +209,37 @@ func (r reply) int(k string) int64 {
 // run calls a script on an event and turns an error reply into an
 // *inventory.Error.
 func (s *Store) run(ctx context.Context, sc *redis.Script, event string, args ...any) (reply, error) {
+	return s.call(ctx, sc, event, s.batch.Do, args...)
+}
+
+// write is run for a change that is acknowledged to the client (a hold,
+// a confirm, a release, an extension, a cancel, an event's definition):
+// with Options.MinReplicasAcked it is answered only once that many
+// replicas have it, and is unavailable otherwise.
+func (s *Store) write(ctx context.Context, sc *redis.Script, event string, args ...any) (reply, error) {
+	key := s.key(event, "meta")
+	return s.call(ctx, sc, event, func(ctx context.Context, q func(redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {
+		return s.batch.Durable(ctx, key, q)
+	}, args...)
+}
+
+type sender func(ctx context.Context, queue func(p redis.Pipeliner) redis.Cmder) (redis.Cmder, error)
+
+func (s *Store) call(ctx context.Context, sc *redis.Script, event string, send sender, args ...any) (reply, error) {
 	argv := append([]any{s.ret, s.idem}, args...)
 	keys := []string{s.key(event, "meta")}
-	cmd, err := s.batch.Do(ctx, func(p redis.Pipeliner) redis.Cmder {
+	cmd, err := send(ctx, func(p redis.Pipeliner) redis.Cmder {
 		return sc.EvalSha(context.Background(), p, keys, argv...)
 	})
-	var raw any
-	switch {
-	case err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT"):
+	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 		// The server forgot its scripts (a restart, SCRIPT FLUSH, a new
-		// cluster node): Run loads the script with EVAL.
-		raw, err = sc.Run(ctx, s.c, keys, argv...).Result()
-	case err == nil:
+		// cluster node, a promoted replica): EVAL loads the script.
+		cmd, err = send(ctx, func(p redis.Pipeliner) redis.Cmder {
+			return sc.Eval(context.Background(), p, keys, argv...)
+		})
+	}
+	var raw any
+	if err == nil {
 		raw = cmd.(*redis.Cmd).Val()
 	}
 	res, ok := raw.([]any)
@@ -305,7 +336,7 @@ func (s *Store) PutEvent(ctx context.Context, id string, def inventory.EventDef,
 	if err != nil {
 		return inventory.Event{}, err
 	}
-	if _, err := s.run(ctx, scriptDefine, id, string(raw), actor); err != nil {
+	if _, err := s.write(ctx, scriptDefine, id, string(raw), actor); err != nil {
 		return inventory.Event{}, err
 	}
 	// The registry of events lives outside the event's slot; adding is
