@@ -185,6 +185,21 @@ func (c *Conn) Fail(err error) error {
 	return &registry.SettingError{Key: "redis.url", Value: Host(c.settings.URL), Err: err}
 }
 
+// Ping checks the client, if one was made (see the function Ping); a
+// Conn that no store used has nothing to check and answers nil.
+func (c *Conn) Ping(ctx context.Context) error {
+	c.mu.Lock()
+	client := c.client
+	c.mu.Unlock()
+	if client == nil {
+		return nil
+	}
+	if err := Ping(ctx, client); err != nil {
+		return c.Fail(err)
+	}
+	return nil
+}
+
 // Close closes the client if one was made; later Client calls fail.
 func (c *Conn) Close() error {
 	c.mu.Lock()

@@ -68,6 +68,9 @@ func (h *retryHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 	}
 }
 
+// noRetry marks a context whose commands are not retried (Ping's).
+type noRetry struct{}
+
 // retrier is one command's retries.
 type retrier struct {
 	h        *retryHook
@@ -82,6 +85,9 @@ func (h *retryHook) start() *retrier {
 // wait reloads the topology and sleeps before a retry; false when the
 // budget or the context is spent.
 func (r *retrier) wait(ctx context.Context) bool {
+	if ctx.Value(noRetry{}) != nil {
+		return false
+	}
 	if r.h.reload != nil {
 		r.h.reload()
 	}
@@ -133,4 +139,24 @@ func NotExecuted(err error) bool {
 		}
 	}
 	return false
+}
+
+// Ping reports whether c's Redis answers now, without retrying: for a
+// Redis Cluster, every master it knows of answers PING (a Cluster client
+// whose master does not answer reloads its slots, so the next Ping asks
+// the promoted replica); otherwise the (current) master does. For
+// readiness probes.
+func Ping(ctx context.Context, c redis.UniversalClient) error {
+	ctx = context.WithValue(ctx, noRetry{}, true)
+	cc, ok := c.(*redis.ClusterClient)
+	if !ok {
+		return c.Ping(ctx).Err()
+	}
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		return m.Ping(ctx).Err()
+	})
+	if err != nil {
+		cc.ReloadState(ctx)
+	}
+	return err
 }

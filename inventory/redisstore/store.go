@@ -167,9 +167,10 @@ func (s *Store) checkPersistence(ctx context.Context, require bool) error {
 	return nil
 }
 
-// Ping implements inventory.Store.
+// Ping implements inventory.Store: every master answers, at once (no
+// retries), for readiness.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.c.Ping(ctx).Err(); err != nil {
+	if err := redisconn.Ping(ctx, s.c); err != nil {
 		return s.unavailable(err)
 	}
 	return nil
