@@ -199,15 +199,7 @@ func (s *Store) script(ctx context.Context, sc *redis.Script, keys []string, arg
 	if s.acks == 0 {
 		return sc.Run(ctx, s.c, keys, args...)
 	}
-	cmd, err := s.durable(ctx, keys[0], func(p redis.Pipeliner) redis.Cmder {
-		return sc.EvalSha(context.Background(), p, keys, args...)
-	})
-	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-		cmd, err = s.durable(ctx, keys[0], func(p redis.Pipeliner) redis.Cmder {
-			return sc.Eval(context.Background(), p, keys, args...)
-		})
-	}
-	return asCmd(ctx, cmd, err)
+	return redis.NewCmdResult(s.batch.DurableScript(ctx, sc, keys, args...))
 }
 
 // do runs a command that writes durably (args[1] is its key) and waits

@@ -151,17 +151,33 @@ func (b *Batcher) Close() {
 }
 
 // Script runs sc by its SHA in a pipeline with the commands around it,
-// and with EVAL on its own when the server answers NOSCRIPT (a restart,
-// SCRIPT FLUSH, a failover to a node that never ran it). It returns the
-// script's reply.
+// and with EVAL (which loads it) when the server answers NOSCRIPT (a
+// restart, SCRIPT FLUSH, a failover to a node that never ran it). It
+// returns the script's reply.
 func (b *Batcher) Script(ctx context.Context, sc *redis.Script, keys []string, args ...any) (any, error) {
-	cmd, err := b.Do(ctx, func(p redis.Pipeliner) redis.Cmder {
+	return script(ctx, b.Do, sc, keys, args...)
+}
+
+// DurableScript is Script for a script that writes durably: it goes
+// through Durable, on the master of keys[0], and waits for replicas.
+func (b *Batcher) DurableScript(ctx context.Context, sc *redis.Script, keys []string, args ...any) (any, error) {
+	return script(ctx, func(ctx context.Context, q func(redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {
+		return b.Durable(ctx, keys[0], q)
+	}, sc, keys, args...)
+}
+
+// script runs sc through send by SHA, then by EVAL on NOSCRIPT.
+func script(ctx context.Context, send func(context.Context, func(redis.Pipeliner) redis.Cmder) (redis.Cmder, error),
+	sc *redis.Script, keys []string, args ...any) (any, error) {
+	cmd, err := send(ctx, func(p redis.Pipeliner) redis.Cmder {
 		return sc.EvalSha(context.Background(), p, keys, args...)
 	})
-	switch {
-	case err != nil && redis.HasErrorPrefix(err, "NOSCRIPT"):
-		return sc.Run(ctx, b.c, keys, args...).Result()
-	case err != nil:
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		cmd, err = send(ctx, func(p redis.Pipeliner) redis.Cmder {
+			return sc.Eval(context.Background(), p, keys, args...)
+		})
+	}
+	if err != nil {
 		return nil, err
 	}
 	return cmd.(*redis.Cmd).Val(), nil

@@ -210,7 +210,7 @@ func (r reply) int(k string) int64 {
 // run calls a script on an event and turns an error reply into an
 // *inventory.Error.
 func (s *Store) run(ctx context.Context, sc *redis.Script, event string, args ...any) (reply, error) {
-	return s.call(ctx, sc, event, s.batch.Do, args...)
+	return s.call(ctx, s.batch.Script, sc, event, args...)
 }
 
 // write is run for a change that is acknowledged to the client (a hold,
@@ -218,31 +218,15 @@ func (s *Store) run(ctx context.Context, sc *redis.Script, event string, args ..
 // with Options.MinReplicasAcked it is answered only once that many
 // replicas have it, and is unavailable otherwise.
 func (s *Store) write(ctx context.Context, sc *redis.Script, event string, args ...any) (reply, error) {
-	key := s.key(event, "meta")
-	return s.call(ctx, sc, event, func(ctx context.Context, q func(redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {
-		return s.batch.Durable(ctx, key, q)
-	}, args...)
+	return s.call(ctx, s.batch.DurableScript, sc, event, args...)
 }
 
-type sender func(ctx context.Context, queue func(p redis.Pipeliner) redis.Cmder) (redis.Cmder, error)
-
-func (s *Store) call(ctx context.Context, sc *redis.Script, event string, send sender, args ...any) (reply, error) {
+// call runs sc on event's keys through send (the batcher's Script or
+// DurableScript).
+func (s *Store) call(ctx context.Context, send func(context.Context, *redis.Script, []string, ...any) (any, error),
+	sc *redis.Script, event string, args ...any) (reply, error) {
 	argv := append([]any{s.ret, s.idem}, args...)
-	keys := []string{s.key(event, "meta")}
-	cmd, err := send(ctx, func(p redis.Pipeliner) redis.Cmder {
-		return sc.EvalSha(context.Background(), p, keys, argv...)
-	})
-	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-		// The server forgot its scripts (a restart, SCRIPT FLUSH, a new
-		// cluster node, a promoted replica): EVAL loads the script.
-		cmd, err = send(ctx, func(p redis.Pipeliner) redis.Cmder {
-			return sc.Eval(context.Background(), p, keys, argv...)
-		})
-	}
-	var raw any
-	if err == nil {
-		raw = cmd.(*redis.Cmd).Val()
-	}
+	raw, err := send(ctx, sc, []string{s.key(event, "meta")}, argv...)
 	res, ok := raw.([]any)
 	if err == nil && !ok {
 		err = fmt.Errorf("redisstore: script reply is %T, not an array", raw)
