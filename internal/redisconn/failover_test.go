@@ -97,6 +97,7 @@ func TestNotExecuted(t *testing.T) {
 		{replyErr("MOVED 3999 127.0.0.1:6381"), true},
 		{replyErr("LOADING Redis is loading the dataset in memory"), true},
 		{replyErr("MASTERDOWN Link with MASTER is down"), true},
+		{replyErr("NOREPLICAS Not enough good replicas to write."), true},
 		{replyErr("ERR wrong number of arguments"), false},
 		{replyErr("NOSCRIPT No matching script"), false},
 	} {

@@ -40,7 +40,7 @@ type Settings struct {
 	AckTimeout time.Duration
 	// RetryFor bounds how long a command that Redis did not execute
 	// (a refused dial, CLUSTERDOWN, TRYAGAIN, LOADING, MASTERDOWN,
-	// READONLY, MOVED) is retried while Redis fails over; 0 is
+	// READONLY, NOREPLICAS, MOVED, ASK) is retried while Redis fails over; 0 is
 	// DefaultRetryFor.
 	RetryFor time.Duration
 }

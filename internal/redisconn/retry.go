@@ -112,8 +112,9 @@ func (r *retrier) wait(ctx context.Context) bool {
 // notExecuted are the error replies of a Redis that refused a command
 // without running it: a cluster without a master for the slot, a slot
 // moving or moved, a node loading its data, a replica (a demoted master)
-// refusing a write, a replica whose master is gone.
-var notExecuted = []string{"CLUSTERDOWN ", "TRYAGAIN ", "LOADING ", "READONLY ", "MASTERDOWN ", "MOVED ", "ASK "}
+// refusing a write, a replica whose master is gone, a master with too few
+// replicas for its min-replicas-to-write.
+var notExecuted = []string{"CLUSTERDOWN ", "TRYAGAIN ", "LOADING ", "READONLY ", "MASTERDOWN ", "MOVED ", "ASK ", "NOREPLICAS "}
 
 // NotExecuted reports whether err says Redis did not run the command, so
 // that running it again cannot apply it twice: a dial that failed, or
