@@ -33,6 +33,11 @@ inventory:
   api_token: %[1]s
   store: redis
   redis: {url: %[2]s}
+` + showEvent
+
+// showEvent is the origin, route and event of the tests here, with the
+// origin's address as the format's third argument.
+const showEvent = `
 origins:
   - name: shop
     addresses: [%[3]s]
@@ -102,4 +107,72 @@ func TestReadyzFollowsRedis(t *testing.T) {
 		waitStatus(t, u, http.StatusOK)
 		t.Logf("%s /readyz: 200 again %v after Redis answered", name, time.Since(back).Round(time.Millisecond))
 	}
+}
+
+// clusterConfig is a replica with the admission store on a Redis
+// Cluster, no bot defence, and rate limits a test's loop does not reach.
+const clusterConfig = `
+log: {level: warn}
+serve:
+  listen: 127.0.0.1:0
+  keys:
+    signing: {secret: %[1]s}
+  cookies: {secure: never}
+  rate_limits:
+    per_ip: {rate: 100000, burst: 100000}
+    per_prefix: {rate: 100000, burst: 100000}
+admin:
+  listen: 127.0.0.1:0
+  token: %[1]s
+admission:
+  store: redis
+  redis: {cluster: [%[2]s]}
+` + showEvent
+
+// TestJoinsAcrossClusterFailover: joins over HTTP while the master of
+// the event's slot is killed: the first join sent after Redis finished
+// its failover gets 200, and /readyz is 200 again.
+func TestJoinsAcrossClusterFailover(t *testing.T) {
+	cl := redistest.StartClusterWith(t, redistest.ClusterOptions{Masters: 3, Replicas: 1, NodeTimeout: time.Second})
+	origin := httptest.NewServer(http.NotFoundHandler())
+	defer origin.Close()
+	w, _, stop := runServe(t, fmt.Sprintf(clusterConfig, randomHex(32), strings.Join(cl.Addrs(), ", "),
+		strings.TrimPrefix(origin.URL, "http://")))
+	defer stop()
+	base := "http://" + w.Addr().String()
+	join := func() int {
+		status, _ := postJoin(t, base, `{"event":"show"}`)
+		return status
+	}
+	if got := join(); got != http.StatusOK {
+		t.Fatalf("a join before the kill: %d", got)
+	}
+	dead := cl.MasterOf(t, "{adm:show}")
+	killed := time.Now()
+	dead.Kill()
+	statuses := map[int]int{}
+	stopJoins := make(chan struct{})
+	joined := make(chan struct{})
+	go func() {
+		defer close(joined)
+		for {
+			select {
+			case <-stopJoins:
+				return
+			default:
+			}
+			statuses[join()]++
+		}
+	}()
+	cl.WaitFailover(t, dead)
+	promoted := time.Now()
+	close(stopJoins)
+	<-joined
+	if got := join(); got != http.StatusOK {
+		t.Fatalf("the first join after the failover: %d", got)
+	}
+	ok := time.Since(promoted)
+	waitStatus(t, "http://"+w.AdminAddr().String()+"/readyz", http.StatusOK)
+	t.Logf("Redis failed over in %v; joins meanwhile %v; the first join after it took %v",
+		promoted.Sub(killed).Round(time.Millisecond), statuses, ok.Round(time.Millisecond))
 }
