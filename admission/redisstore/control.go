@@ -24,7 +24,7 @@ func (s *Store) Revoke(ctx context.Context, event, passID string, until time.Tim
 	if err := checkEvent(event); err != nil {
 		return err
 	}
-	if err := scriptRevoke.Run(ctx, s.c, []string{s.key(event, "revoked")}, passID, until.UnixMilli()).Err(); err != nil {
+	if err := s.script(ctx, scriptRevoke, []string{s.key(event, "revoked")}, passID, until.UnixMilli()).Err(); err != nil {
 		return fail(err)
 	}
 	return nil
@@ -72,7 +72,7 @@ func (s *Store) BarVisitors(ctx context.Context, event string, bars []admission.
 			}
 			args = append(args, string(b.Visitor[:]), b.From.UnixMilli(), b.Until.UnixMilli(), string(b.Reason))
 		}
-		if err := scriptBar.Run(ctx, s.c, keys, args...).Err(); err != nil {
+		if err := s.script(ctx, scriptBar, keys, args...).Err(); err != nil {
 			return fail(err)
 		}
 		bars = bars[n:]
@@ -138,7 +138,7 @@ func (s *Store) UseInvite(ctx context.Context, event, code string, forget time.T
 	if !forget.IsZero() {
 		args = append(args, "PXAT", max(forget.UnixMilli(), 1))
 	}
-	err := s.c.Do(ctx, args...).Err()
+	err := s.do(ctx, args...).Err()
 	switch {
 	case err == nil:
 		return true, nil
@@ -162,7 +162,7 @@ func (s *Store) PlaceAccount(ctx context.Context, event, account string, p admis
 	if err != nil {
 		return admission.AccountPlace{}, false, fmt.Errorf("redisstore: %w", err)
 	}
-	old, err := s.c.Do(ctx, "SET", s.key(event, "acct:"+account), js, "NX", "GET",
+	old, err := s.do(ctx, "SET", s.key(event, "acct:"+account), js, "NX", "GET",
 		"PXAT", max(forget.UnixMilli(), 1)).Text()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -208,7 +208,7 @@ func (s *Store) SetControl(ctx context.Context, event string, c admission.Contro
 	if err != nil {
 		return fmt.Errorf("redisstore: %w", err)
 	}
-	if err := s.c.Set(ctx, s.key(event, "control"), js, 0).Err(); err != nil {
+	if err := s.do(ctx, "SET", s.key(event, "control"), js).Err(); err != nil {
 		return fail(err)
 	}
 	return nil

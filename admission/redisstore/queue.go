@@ -22,7 +22,7 @@ func (s *Store) AppendMember(ctx context.Context, event, lane string, tranche in
 		return err
 	}
 	key := s.key(event, membersKey(lane, tranche))
-	_, err := s.batch.Do(ctx, func(p redis.Pipeliner) redis.Cmder {
+	_, err := s.durable(ctx, key, func(p redis.Pipeliner) redis.Cmder {
 		return p.Append(context.Background(), key, string(v[:]))
 	})
 	if err != nil {
@@ -85,7 +85,7 @@ func (s *Store) Seed(ctx context.Context, event, lane string, tranche int, propo
 		return nil, errors.New("redisstore: empty seed proposal")
 	}
 	key := s.key(event, "seed:"+lane+":"+strconv.Itoa(tranche))
-	seed, err := scriptSeed.Run(ctx, s.c, []string{key}, proposal).Text()
+	seed, err := s.script(ctx, scriptSeed, []string{key}, proposal).Text()
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -105,7 +105,7 @@ func (s *Store) RecordDraw(ctx context.Context, event, lane string, d admission.
 		return fmt.Errorf("redisstore: %w", err)
 	}
 	keys := []string{s.key(event, "draws:"+lane), s.key(event, "drawlast:"+lane)}
-	ok, err := scriptDraw.Run(ctx, s.c, keys, d.Tranche, strconv.FormatUint(d.First, 10),
+	ok, err := s.script(ctx, scriptDraw, keys, d.Tranche, strconv.FormatUint(d.First, 10),
 		strconv.FormatUint(d.Next(), 10), js).Int()
 	if err != nil {
 		return fail(err)
@@ -141,7 +141,7 @@ func (s *Store) Advance(ctx context.Context, event, lane string, to uint64) (uin
 	if err := checkEvent(event); err != nil {
 		return 0, err
 	}
-	v, err := scriptAdvance.Run(ctx, s.c, []string{s.key(event, "serving")}, lane, strconv.FormatUint(to, 10)).Text()
+	v, err := s.script(ctx, scriptAdvance, []string{s.key(event, "serving")}, lane, strconv.FormatUint(to, 10)).Text()
 	if err != nil {
 		return 0, fail(err)
 	}

@@ -19,7 +19,7 @@ type factory struct{}
 
 func (factory) Validate(c admission.StoreConfig) error {
 	if c.Redis == nil || !c.Redis.Settings().Configured() {
-		return registry.Fail("redis", "set url (standalone Redis) or cluster (Redis Cluster seed addresses) with store: %s", Name)
+		return registry.Fail("redis", "set url (standalone Redis), cluster (Redis Cluster seed addresses) or sentinel (master name and Sentinel addresses) with store: %s", Name)
 	}
 	return nil
 }
@@ -29,7 +29,8 @@ func (factory) Build(ctx context.Context, c admission.StoreConfig) (admission.St
 	if err != nil {
 		return nil, err
 	}
-	s, err := New(ctx, Options{Client: client, Prefix: c.RedisPrefix, RequirePersistence: c.Redis.Settings().RequirePersistence, Logger: c.Logger})
+	s, err := New(ctx, Options{Client: client, Prefix: c.RedisPrefix, RequirePersistence: c.Redis.Settings().RequirePersistence, Logger: c.Logger,
+		MinReplicasAcked: c.Redis.Settings().MinReplicasAcked, AckTimeout: c.Redis.Settings().AckTimeout})
 	if err != nil {
 		return nil, c.Redis.Fail(err)
 	}

@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/internal/redisbatch"
+	"github.com/waitroom/waitroom/internal/redisconn"
 	"github.com/waitroom/waitroom/internal/redispersist"
 )
 
@@ -77,6 +79,13 @@ type Options struct {
 	// appendonly off or aof-load-truncated yes; otherwise New only logs
 	// an error.
 	RequirePersistence bool
+	// MinReplicasAcked: the durable writes (admission.Store's
+	// Durability paragraph) are acknowledged only after WAIT confirms
+	// that many replicas have them, and fail with admission.ErrStoreDown
+	// when fewer do within AckTimeout. 0 waits for none.
+	MinReplicasAcked int
+	// AckTimeout bounds that WAIT (default redisconn.DefaultAckTimeout).
+	AckTimeout time.Duration
 }
 
 // Store is the Redis admission store. It is safe for concurrent use, by
@@ -86,6 +95,7 @@ type Store struct {
 	prefix string
 	log    *slog.Logger
 	batch  *redisbatch.Batcher
+	acks   int // MinReplicasAcked
 }
 
 // New checks the connection and the servers' persistence settings and
@@ -108,14 +118,18 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Store{c: opts.Client, prefix: opts.Prefix, log: opts.Logger}
+	s := &Store{c: opts.Client, prefix: opts.Prefix, log: opts.Logger, acks: opts.MinReplicasAcked}
 	if err := s.c.Ping(ctx).Err(); err != nil {
 		return nil, fmt.Errorf("redisstore: cannot reach Redis: %w", err)
 	}
 	if err := redispersist.Enforce(ctx, s.c, s.log, persistence, opts.RequirePersistence); err != nil {
 		return nil, fmt.Errorf("redisstore: %w", err)
 	}
-	s.batch = redisbatch.New(s.c, opts.Pipelines)
+	if opts.AckTimeout <= 0 {
+		opts.AckTimeout = redisconn.DefaultAckTimeout
+	}
+	s.batch = redisbatch.NewAcked(s.c, opts.Pipelines, redisbatch.Ack{Replicas: opts.MinReplicasAcked,
+		Timeout: opts.AckTimeout, RetryFor: redisconn.DefaultRetryFor, NotExecuted: redisconn.NotExecuted})
 	return s, nil
 }
 
@@ -169,6 +183,44 @@ func fail(err error) error {
 		return err
 	}
 	return fmt.Errorf("redisstore: %w: %w", admission.ErrStoreDown, err)
+}
+
+// durable runs a write that admission.Store promises durable: through
+// the batcher's Durable path, which waits for MinReplicasAcked replicas.
+// key is the first key the command touches (its master runs the WAIT).
+func (s *Store) durable(ctx context.Context, key string, queue func(p redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {
+	return s.batch.Durable(ctx, key, queue)
+}
+
+// script runs a script that writes durably: by SHA, with EVAL when the
+// server answers NOSCRIPT (a restart, a promoted replica), and waits for
+// replicas as durable does.
+func (s *Store) script(ctx context.Context, sc *redis.Script, keys []string, args ...any) *redis.Cmd {
+	if s.acks == 0 {
+		return sc.Run(ctx, s.c, keys, args...)
+	}
+	return redis.NewCmdResult(s.batch.DurableScript(ctx, sc, keys, args...))
+}
+
+// do runs a command that writes durably (args[1] is its key) and waits
+// for replicas as durable does.
+func (s *Store) do(ctx context.Context, args ...any) *redis.Cmd {
+	if s.acks == 0 {
+		return s.c.Do(ctx, args...)
+	}
+	cmd, err := s.durable(ctx, args[1].(string), func(p redis.Pipeliner) redis.Cmder {
+		return p.Do(context.Background(), args...)
+	})
+	return asCmd(ctx, cmd, err)
+}
+
+func asCmd(ctx context.Context, cmd redis.Cmder, err error) *redis.Cmd {
+	if c, ok := cmd.(*redis.Cmd); ok && err == nil {
+		return c
+	}
+	c := redis.NewCmd(ctx)
+	c.SetErr(err)
+	return c
 }
 
 var _ admission.Store = (*Store)(nil)

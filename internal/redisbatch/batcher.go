@@ -13,6 +13,7 @@ const MaxBatch = 512
 // Batcher pipelines concurrent commands. It is safe for concurrent use.
 type Batcher struct {
 	c    redis.UniversalClient
+	ack  Ack
 	ops  chan *op
 	stop chan struct{}
 	wg   sync.WaitGroup // workers
@@ -24,6 +25,7 @@ type Batcher struct {
 
 // op is one command waiting to be sent.
 type op struct {
+	key   string // durable: the key whose master must have replicas ack it
 	ctx   context.Context
 	queue func(p redis.Pipeliner) redis.Cmder
 	cmd   redis.Cmder
@@ -33,7 +35,13 @@ type op struct {
 
 // New starts a Batcher with workers pipelines in flight at most.
 func New(c redis.UniversalClient, workers int) *Batcher {
-	b := &Batcher{c: c, ops: make(chan *op, 4*MaxBatch), stop: make(chan struct{})}
+	return NewAcked(c, workers, Ack{})
+}
+
+// NewAcked starts a Batcher whose Durable commands are acknowledged only
+// once ack.Replicas replicas have them.
+func NewAcked(c redis.UniversalClient, workers int, ack Ack) *Batcher {
+	b := &Batcher{c: c, ack: ack, ops: make(chan *op, 4*MaxBatch), stop: make(chan struct{})}
 	for range max(workers, 1) {
 		b.wg.Add(1)
 		go b.work()
@@ -45,6 +53,10 @@ func New(c redis.UniversalClient, workers int) *Batcher {
 // and returns it with its error. When ctx ends first, Do returns
 // ctx.Err() and the command may still run.
 func (b *Batcher) Do(ctx context.Context, queue func(p redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {
+	return b.do(ctx, "", queue)
+}
+
+func (b *Batcher) do(ctx context.Context, key string, queue func(p redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {
 	b.mu.RLock()
 	if b.closed {
 		b.mu.RUnlock()
@@ -53,7 +65,7 @@ func (b *Batcher) Do(ctx context.Context, queue func(p redis.Pipeliner) redis.Cm
 	b.pending.Add(1)
 	b.mu.RUnlock()
 	defer b.pending.Done()
-	o := &op{ctx: ctx, queue: queue, done: make(chan struct{}, 1)}
+	o := &op{ctx: ctx, key: key, queue: queue, done: make(chan struct{}, 1)}
 	select {
 	case b.ops <- o:
 	case <-ctx.Done():
@@ -95,14 +107,22 @@ func (b *Batcher) work() {
 func (b *Batcher) send(batch []*op) {
 	pipe := b.c.Pipeline()
 	live := make([]*op, 0, len(batch))
+	var durable []*op
 	for _, o := range batch {
 		if err := o.ctx.Err(); err != nil {
 			o.err = err
 			o.done <- struct{}{}
 			continue
 		}
+		if o.key != "" && b.ack.Replicas > 0 {
+			durable = append(durable, o)
+			continue
+		}
 		o.cmd = o.queue(pipe)
 		live = append(live, o)
+	}
+	if len(durable) > 0 {
+		b.sendDurable(durable)
 	}
 	if len(live) == 0 {
 		return
@@ -131,17 +151,33 @@ func (b *Batcher) Close() {
 }
 
 // Script runs sc by its SHA in a pipeline with the commands around it,
-// and with EVAL on its own when the server answers NOSCRIPT (a restart,
-// SCRIPT FLUSH, a failover to a node that never ran it). It returns the
-// script's reply.
+// and with EVAL (which loads it) when the server answers NOSCRIPT (a
+// restart, SCRIPT FLUSH, a failover to a node that never ran it). It
+// returns the script's reply.
 func (b *Batcher) Script(ctx context.Context, sc *redis.Script, keys []string, args ...any) (any, error) {
-	cmd, err := b.Do(ctx, func(p redis.Pipeliner) redis.Cmder {
+	return script(ctx, b.Do, sc, keys, args...)
+}
+
+// DurableScript is Script for a script that writes durably: it goes
+// through Durable, on the master of keys[0], and waits for replicas.
+func (b *Batcher) DurableScript(ctx context.Context, sc *redis.Script, keys []string, args ...any) (any, error) {
+	return script(ctx, func(ctx context.Context, q func(redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {
+		return b.Durable(ctx, keys[0], q)
+	}, sc, keys, args...)
+}
+
+// script runs sc through send by SHA, then by EVAL on NOSCRIPT.
+func script(ctx context.Context, send func(context.Context, func(redis.Pipeliner) redis.Cmder) (redis.Cmder, error),
+	sc *redis.Script, keys []string, args ...any) (any, error) {
+	cmd, err := send(ctx, func(p redis.Pipeliner) redis.Cmder {
 		return sc.EvalSha(context.Background(), p, keys, args...)
 	})
-	switch {
-	case err != nil && redis.HasErrorPrefix(err, "NOSCRIPT"):
-		return sc.Run(ctx, b.c, keys, args...).Result()
-	case err != nil:
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		cmd, err = send(ctx, func(p redis.Pipeliner) redis.Cmder {
+			return sc.Eval(context.Background(), p, keys, args...)
+		})
+	}
+	if err != nil {
 		return nil, err
 	}
 	return cmd.(*redis.Cmd).Val(), nil

@@ -9,6 +9,13 @@
 // Batching never merges commands: each runs on its own, in the order the
 // pipeline sends them. A pipeline that go-redis retries after a lost
 // connection may run some commands twice, so callers send only commands
-// that are safe to repeat. It is not a general client: connection
+// that are safe to repeat.
+//
+// Durable commands (NewAcked, Batcher.Durable) are acknowledged only
+// once WAIT confirms that enough replicas have them: they go in one
+// pipeline per master, on one connection, ended by one WAIT that answers
+// for all of them, so a batch of joins costs one WAIT, not one each.
+//
+// It is not a general client: connection
 // handling, cluster routing and retries are go-redis's.
 package redisbatch

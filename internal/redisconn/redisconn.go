@@ -8,19 +8,23 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom/internal/registry"
 )
 
-// Settings are a connection to a standalone Redis (URL) or a Redis
-// Cluster (Cluster), as a configuration section gives them. Plain data.
+// Settings are a connection to a standalone Redis (URL), a Redis Cluster
+// (Cluster) or a master watched by Sentinels (Sentinel), as a
+// configuration section gives them. Plain data.
 type Settings struct {
 	// URL of a standalone Redis, redis:// or rediss://.
 	URL string
 	// Seed addresses of a Redis Cluster, host:port each.
 	Cluster []string
+	// Sentinel names the master and the Sentinels that watch it.
+	Sentinel Sentinel
 	// ACL user name and password; empty for the URL's or none.
 	Username, Password string
 	// Connections per node; 0 is the client library's default.
@@ -28,10 +32,61 @@ type Settings struct {
 	// RequirePersistence: stores refuse a Redis that could lose
 	// acknowledged writes on a restart, instead of only warning.
 	RequirePersistence bool
+	// MinReplicasAcked: the stores' durable writes are acknowledged
+	// only after WAIT confirms that many replicas have them (0: not
+	// waited for). See package redisbatch.
+	MinReplicasAcked int
+	// AckTimeout bounds that WAIT; 0 is DefaultAckTimeout.
+	AckTimeout time.Duration
+	// RetryFor bounds how long a command that Redis did not execute
+	// (a refused dial, CLUSTERDOWN, TRYAGAIN, LOADING, MASTERDOWN,
+	// READONLY, NOREPLICAS, MOVED, ASK) is retried while Redis fails over; 0 is
+	// DefaultRetryFor.
+	RetryFor time.Duration
 }
 
-// Configured reports whether s names a Redis at all (a URL or a cluster).
-func (s Settings) Configured() bool { return s.URL != "" || len(s.Cluster) > 0 }
+// Sentinel is a master found through Redis Sentinel.
+type Sentinel struct {
+	// Master is the name the Sentinels monitor the master under.
+	Master string
+	// Addresses are Sentinels' host:port.
+	Addresses []string
+	// Username and Password of the Sentinels themselves (the data
+	// nodes' are Settings.Username and Settings.Password).
+	Username, Password string
+}
+
+// Defaults of Settings.
+const (
+	// DefaultAckTimeout bounds a WAIT for replicas.
+	DefaultAckTimeout = time.Second
+	// DefaultRetryFor is how long a command is retried across a
+	// failover: Redis Cluster and Sentinel promote a replica within a
+	// few seconds, and commands sent meanwhile wait rather than fail
+	// while that lasts (bounded by their context too).
+	DefaultRetryFor = 3 * time.Second
+	// DialTimeout bounds one dial of a Redis node: a dead host must not
+	// hold a command for the client library's default 5 s times 5
+	// tries.
+	DialTimeout = time.Second
+	// reloadEvery bounds how stale a Redis Cluster client's view of
+	// the slots can get without an error to prompt a reload.
+	reloadEvery = 5 * time.Second
+)
+
+// Configured reports whether s names a Redis at all (a URL, a cluster or
+// Sentinels).
+func (s Settings) Configured() bool {
+	return s.URL != "" || len(s.Cluster) > 0 || len(s.Sentinel.Addresses) > 0
+}
+
+// AckTimeoutOrDefault returns AckTimeout, or DefaultAckTimeout when 0.
+func (s Settings) AckTimeoutOrDefault() time.Duration {
+	if s.AckTimeout > 0 {
+		return s.AckTimeout
+	}
+	return DefaultAckTimeout
+}
 
 // Conn is the client of one section's Settings, opened on the first
 // Client call and shared by every caller after. Safe for concurrent use.
@@ -71,9 +126,29 @@ func (c *Conn) Client() (redis.UniversalClient, error) {
 	redisLog.Store(c.log)
 	redisLogOnce.Do(func() { redis.SetLogger(redisLogger{}) })
 	s := c.settings
+	retryFor := s.RetryFor
+	if retryFor <= 0 {
+		retryFor = DefaultRetryFor
+	}
 	if len(s.Cluster) > 0 {
-		c.client = redis.NewClusterClient(&redis.ClusterOptions{Addrs: s.Cluster, Username: s.Username,
-			Password: s.Password, PoolSize: s.PoolSize})
+		// Connection errors do not make go-redis reload the slots (only
+		// MOVED and ASK do, and a dead master sends neither): without
+		// the hook's reload the client dials a dead master until its
+		// periodic reload, 60 s by default.
+		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: s.Cluster, Username: s.Username,
+			Password: s.Password, PoolSize: s.PoolSize, DialTimeout: DialTimeout, DialerRetries: 1,
+			ClusterStateReloadInterval: reloadEvery})
+		cc.AddHook(&retryHook{retryFor: retryFor, reload: func() { cc.ReloadState(context.Background()) }})
+		c.client = cc
+		return c.client, nil
+	}
+	if len(s.Sentinel.Addresses) > 0 {
+		fc := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: s.Sentinel.Master,
+			SentinelAddrs: s.Sentinel.Addresses, SentinelUsername: s.Sentinel.Username,
+			SentinelPassword: s.Sentinel.Password, Username: s.Username, Password: s.Password,
+			PoolSize: s.PoolSize, DialTimeout: DialTimeout, DialerRetries: 1})
+		fc.AddHook(&retryHook{retryFor: retryFor})
+		c.client = fc
 		return c.client, nil
 	}
 	opts, err := redis.ParseURL(s.URL)
@@ -89,7 +164,10 @@ func (c *Conn) Client() (redis.UniversalClient, error) {
 	if s.PoolSize > 0 {
 		opts.PoolSize = s.PoolSize
 	}
-	c.client = redis.NewClient(opts)
+	opts.DialTimeout, opts.DialerRetries = DialTimeout, 1
+	cl := redis.NewClient(opts)
+	cl.AddHook(&retryHook{retryFor: retryFor})
+	c.client = cl
 	return c.client, nil
 }
 
@@ -100,7 +178,26 @@ func (c *Conn) Fail(err error) error {
 	if len(c.settings.Cluster) > 0 {
 		return &registry.SettingError{Key: "redis.cluster", Value: strings.Join(c.settings.Cluster, ","), Err: err}
 	}
+	if len(c.settings.Sentinel.Addresses) > 0 {
+		return &registry.SettingError{Key: "redis.sentinel", Value: c.settings.Sentinel.Master + "@" +
+			strings.Join(c.settings.Sentinel.Addresses, ","), Err: err}
+	}
 	return &registry.SettingError{Key: "redis.url", Value: Host(c.settings.URL), Err: err}
+}
+
+// Ping checks the client, if one was made (see the function Ping); a
+// Conn that no store used has nothing to check and answers nil.
+func (c *Conn) Ping(ctx context.Context) error {
+	c.mu.Lock()
+	client := c.client
+	c.mu.Unlock()
+	if client == nil {
+		return nil
+	}
+	if err := Ping(ctx, client); err != nil {
+		return c.Fail(err)
+	}
+	return nil
 }
 
 // Close closes the client if one was made; later Client calls fail.

@@ -47,6 +47,17 @@ func TestConn(t *testing.T) {
 	if err := cl.Fail(errors.New("x")); !errors.As(err, &se) || se.Key != "redis.cluster" || se.Value != "10.0.0.1:6379,10.0.0.2:6379" {
 		t.Errorf("cluster Fail = %v", err)
 	}
+	sc := New(Settings{Sentinel: Sentinel{Master: "m", Addresses: []string{"10.0.0.1:26379"}, Password: "secret"}}, nil)
+	if !sc.Settings().Configured() {
+		t.Error("Configured with Sentinels")
+	}
+	if _, err := sc.Client(); err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	if err := sc.Fail(errors.New("x")); !errors.As(err, &se) || se.Key != "redis.sentinel" || se.Value != "m@10.0.0.1:26379" || strings.Contains(err.Error(), "secret") {
+		t.Errorf("sentinel Fail = %v", err)
+	}
 	if err := New(Settings{}, nil).Close(); err != nil {
 		t.Errorf("closing an unopened Conn: %v", err)
 	}

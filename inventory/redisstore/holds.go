@@ -44,7 +44,7 @@ func (s *Store) Hold(ctx context.Context, id string, req inventory.HoldRequest) 
 	if req.IdempotencyKey != "" {
 		fp = req.Fingerprint()
 	}
-	r, err := s.run(ctx, scriptHold, id, inventory.NewID(inventory.HoldIDPrefix), req.User, kind, target, qty,
+	r, err := s.write(ctx, scriptHold, id, inventory.NewID(inventory.HoldIDPrefix), req.User, kind, target, qty,
 		ttlMillis(&req), req.IdempotencyKey, fp, req.Actor)
 	if err != nil {
 		return inventory.Hold{}, err
@@ -97,7 +97,7 @@ func (s *Store) Confirm(ctx context.Context, id, hold string, req inventory.Conf
 	if !inventory.ValidRecordID(hold) {
 		return inventory.Order{}, inventory.Errorf(inventory.ErrHoldNotFound, "hold %q does not exist", hold)
 	}
-	r, err := s.run(ctx, scriptConfirm, id, hold, inventory.NewID(inventory.OrderIDPrefix), req.PaymentRef,
+	r, err := s.write(ctx, scriptConfirm, id, hold, inventory.NewID(inventory.OrderIDPrefix), req.PaymentRef,
 		req.IdempotencyKey, req.Fingerprint(hold), req.Actor)
 	if err != nil {
 		return inventory.Order{}, err
@@ -116,7 +116,7 @@ func (s *Store) Release(ctx context.Context, id, hold string, req inventory.Rele
 	if !inventory.ValidRecordID(hold) {
 		return inventory.Release{}, inventory.Errorf(inventory.ErrHoldNotFound, "hold %q does not exist", hold)
 	}
-	r, err := s.run(ctx, scriptRelease, id, hold, req.IdempotencyKey, req.Fingerprint(hold), req.Actor)
+	r, err := s.write(ctx, scriptRelease, id, hold, req.IdempotencyKey, req.Fingerprint(hold), req.Actor)
 	if err != nil {
 		return inventory.Release{}, err
 	}
@@ -135,7 +135,7 @@ func (s *Store) Extend(ctx context.Context, id, hold string, req inventory.Exten
 	if !inventory.ValidRecordID(hold) {
 		return inventory.Hold{}, inventory.Errorf(inventory.ErrHoldNotFound, "hold %q does not exist", hold)
 	}
-	r, err := s.run(ctx, scriptExtend, id, hold, req.TTLMillis(), req.IdempotencyKey, req.Fingerprint(hold), req.Actor,
+	r, err := s.write(ctx, scriptExtend, id, hold, req.TTLMillis(), req.IdempotencyKey, req.Fingerprint(hold), req.Actor,
 		inventory.DefaultMaxHoldFactor, inventory.MaxHoldTTL.Milliseconds())
 	if err != nil {
 		return inventory.Hold{}, err
@@ -154,7 +154,7 @@ func (s *Store) Cancel(ctx context.Context, id, order string, req inventory.Canc
 	if !inventory.ValidRecordID(order) {
 		return inventory.Order{}, inventory.Errorf(inventory.ErrOrderNotFound, "order %q does not exist", order)
 	}
-	r, err := s.run(ctx, scriptCancel, id, order, req.Reason, req.Actor)
+	r, err := s.write(ctx, scriptCancel, id, order, req.Reason, req.Actor)
 	if err != nil {
 		return inventory.Order{}, err
 	}

@@ -18,7 +18,7 @@ type factory struct{}
 
 func (factory) Validate(c inventory.StoreConfig) error {
 	if c.Redis == nil || !c.Redis.Settings().Configured() {
-		return registry.Fail("redis", "set url (standalone Redis) or cluster (Redis Cluster seed addresses) with store: %s", Name)
+		return registry.Fail("redis", "set url (standalone Redis), cluster (Redis Cluster seed addresses) or sentinel (master name and Sentinel addresses) with store: %s", Name)
 	}
 	return nil
 }
@@ -29,7 +29,8 @@ func (factory) Build(ctx context.Context, c inventory.StoreConfig) (inventory.St
 		return nil, err
 	}
 	s, err := New(ctx, Options{Client: client, IdempotencyTTL: c.IdempotencyTTL, HoldRetention: c.HoldRetention,
-		RequirePersistence: c.Redis.Settings().RequirePersistence, Logger: c.Logger})
+		RequirePersistence: c.Redis.Settings().RequirePersistence, Logger: c.Logger,
+		MinReplicasAcked: c.Redis.Settings().MinReplicasAcked, AckTimeout: c.Redis.Settings().AckTimeout})
 	if err != nil {
 		return nil, c.Redis.Fail(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom/internal/redisbatch"
+	"github.com/waitroom/waitroom/internal/redisconn"
 	"github.com/waitroom/waitroom/internal/redispersist"
 	"github.com/waitroom/waitroom/inventory"
 )
@@ -84,6 +85,13 @@ type Options struct {
 	Pipelines int
 	// Logger receives warnings; slog.Default when nil.
 	Logger *slog.Logger
+	// MinReplicasAcked: holds, confirms, releases, extensions, cancels
+	// and event definitions are acknowledged only after WAIT confirms
+	// that many replicas have them; fewer within AckTimeout make the
+	// call fail with inventory.ErrUnavailable. 0 waits for none.
+	MinReplicasAcked int
+	// AckTimeout bounds that WAIT (default redisconn.DefaultAckTimeout).
+	AckTimeout time.Duration
 }
 
 // Store is the Redis inventory store. Every operation is one Lua script
@@ -128,7 +136,11 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Pipelines <= 0 {
 		opts.Pipelines = DefaultPipelines
 	}
-	s.batch = redisbatch.New(s.c, opts.Pipelines)
+	if opts.AckTimeout <= 0 {
+		opts.AckTimeout = redisconn.DefaultAckTimeout
+	}
+	s.batch = redisbatch.NewAcked(s.c, opts.Pipelines, redisbatch.Ack{Replicas: opts.MinReplicasAcked,
+		Timeout: opts.AckTimeout, RetryFor: redisconn.DefaultRetryFor, NotExecuted: redisconn.NotExecuted})
 	return s, nil
 }
 
@@ -155,9 +167,10 @@ func (s *Store) checkPersistence(ctx context.Context, require bool) error {
 	return nil
 }
 
-// Ping implements inventory.Store.
+// Ping implements inventory.Store: every master answers, at once (no
+// retries), for readiness.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.c.Ping(ctx).Err(); err != nil {
+	if err := redisconn.Ping(ctx, s.c); err != nil {
 		return s.unavailable(err)
 	}
 	return nil
@@ -197,20 +210,23 @@ func (r reply) int(k string) int64 {
 // run calls a script on an event and turns an error reply into an
 // *inventory.Error.
 func (s *Store) run(ctx context.Context, sc *redis.Script, event string, args ...any) (reply, error) {
+	return s.call(ctx, s.batch.Script, sc, event, args...)
+}
+
+// write is run for a change that is acknowledged to the client (a hold,
+// a confirm, a release, an extension, a cancel, an event's definition):
+// with Options.MinReplicasAcked it is answered only once that many
+// replicas have it, and is unavailable otherwise.
+func (s *Store) write(ctx context.Context, sc *redis.Script, event string, args ...any) (reply, error) {
+	return s.call(ctx, s.batch.DurableScript, sc, event, args...)
+}
+
+// call runs sc on event's keys through send (the batcher's Script or
+// DurableScript).
+func (s *Store) call(ctx context.Context, send func(context.Context, *redis.Script, []string, ...any) (any, error),
+	sc *redis.Script, event string, args ...any) (reply, error) {
 	argv := append([]any{s.ret, s.idem}, args...)
-	keys := []string{s.key(event, "meta")}
-	cmd, err := s.batch.Do(ctx, func(p redis.Pipeliner) redis.Cmder {
-		return sc.EvalSha(context.Background(), p, keys, argv...)
-	})
-	var raw any
-	switch {
-	case err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT"):
-		// The server forgot its scripts (a restart, SCRIPT FLUSH, a new
-		// cluster node): Run loads the script with EVAL.
-		raw, err = sc.Run(ctx, s.c, keys, argv...).Result()
-	case err == nil:
-		raw = cmd.(*redis.Cmd).Val()
-	}
+	raw, err := send(ctx, sc, []string{s.key(event, "meta")}, argv...)
 	res, ok := raw.([]any)
 	if err == nil && !ok {
 		err = fmt.Errorf("redisstore: script reply is %T, not an array", raw)
@@ -305,7 +321,7 @@ func (s *Store) PutEvent(ctx context.Context, id string, def inventory.EventDef,
 	if err != nil {
 		return inventory.Event{}, err
 	}
-	if _, err := s.run(ctx, scriptDefine, id, string(raw), actor); err != nil {
+	if _, err := s.write(ctx, scriptDefine, id, string(raw), actor); err != nil {
 		return inventory.Event{}, err
 	}
 	// The registry of events lives outside the event's slot; adding is

@@ -17,7 +17,7 @@ import (
 // failoverWait bounds every wait of this file: a start, a sync, a
 // failover. Redis fails over in a few seconds with the timeouts used
 // here; a wait that takes this long is a broken set-up, not a slow one.
-const failoverWait = 30 * time.Second
+const failoverWait = 60 * time.Second
 
 // Replicated is a standalone master with replicas (REPLICAOF), the shape
 // a Sentinel watches. Master is the node that is master now: Sentinels'
@@ -172,7 +172,8 @@ func (g *Sentinels) Addrs() []string { return addrs(g.Nodes) }
 // running Sentinel names the same new master, that node says it is a
 // master, and the other running replicas replicate from it in sync. It
 // makes the new master the group's Master (old becomes a replica: a
-// Sentinel turns it into one when it is restarted) and returns it.
+// Sentinel turns it into one 10-20 s after it is restarted) and returns
+// it.
 func (g *Sentinels) WaitFailover(tb testing.TB, old *Server) *Server {
 	tb.Helper()
 	ctx := context.Background()
@@ -365,6 +366,20 @@ func (c *Cluster) ReplicasOf(tb testing.TB, master *Server) []*Server {
 		}
 	}
 	return out
+}
+
+// WaitReplicas waits until n running nodes replicate master, in sync
+// with it (after a failover, a restarted old master rejoins as a replica
+// of the promoted one), and returns them.
+func (c *Cluster) WaitReplicas(tb testing.TB, master *Server, n int) []*Server {
+	tb.Helper()
+	var replicas []*Server
+	waitUntil(tb, fmt.Sprintf("%d replicas of %s", n, master.Addr), func() (bool, string) {
+		replicas = c.ReplicasOf(tb, master)
+		return len(replicas) >= n, fmt.Sprintf("%d replicas", len(replicas))
+	})
+	waitInSync(tb, master, replicas)
+	return replicas
 }
 
 func (c *Cluster) byAddr(tb testing.TB, addr string) *Server {

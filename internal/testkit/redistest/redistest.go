@@ -206,6 +206,13 @@ func (s *Server) start(bin string) error {
 // answers commands (PING fails with LOADING until the AOF is read; INFO
 // would answer before).
 func serverPID(addr string) (int, error) {
+	// A plain dial first: go-redis logs every refused dial to stderr,
+	// and a starting server refuses many.
+	conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return 0, err
+	}
+	conn.Close()
 	// One dial per poll: go-redis would otherwise retry a refused dial 5
 	// times 100 ms apart, and each restart would wait for that.
 	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, DialerRetries: 1, MaxRetries: -1})

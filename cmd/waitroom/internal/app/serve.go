@@ -228,16 +228,34 @@ func (w *Waitroom) InventoryAddr() net.Addr {
 	return w.lns.Inventory.Addr()
 }
 
-// ready is /readyz: every origin has a healthy address.
-func (w *Waitroom) ready(context.Context) error {
+// ready is /readyz: every origin has a healthy address, and the stores
+// in Redis answer (the admission store and the replay guard's
+// connection; the in-process sidecar's store), within readyTimeout.
+func (w *Waitroom) ready(ctx context.Context) error {
 	var errs []error
 	for _, o := range w.origins {
 		if !o.Healthy() {
 			errs = append(errs, fmt.Errorf("origin %q has no healthy address", o.Name()))
 		}
 	}
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	if w.admissionRedis != nil {
+		if err := w.admissionRedis.Ping(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("admission store: %w", err))
+		}
+	}
+	if w.sidecar != nil {
+		if err := w.sidecar.store.Ping(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("inventory store: %w", err))
+		}
+	}
 	return errors.Join(errs...)
 }
+
+// readyTimeout bounds /readyz's store probes: a load balancer that asks
+// every second learns that Redis went, or came back, by the next probe.
+const readyTimeout = 750 * time.Millisecond
 
 // Run serves until ctx ends, then shuts down gracefully: listeners stop
 // accepting, requests in flight get serve.shutdown_grace to finish, the

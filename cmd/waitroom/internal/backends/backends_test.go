@@ -77,7 +77,7 @@ func TestValidate(t *testing.T) {
 	some := redisconn.New(redisconn.Settings{URL: "redis://127.0.0.1:1/0"}, nil)
 	adm := func(name string) admission.StoreFactory { f, _ := admission.Stores.Lookup(name); return f }
 	inv := func(name string) inventory.StoreFactory { f, _ := inventory.Stores.Lookup(name); return f }
-	redisMsg := "redis: set url (standalone Redis) or cluster (Redis Cluster seed addresses) with store: redis"
+	redisMsg := "redis: set url (standalone Redis), cluster (Redis Cluster seed addresses) or sentinel (master name and Sentinel addresses) with store: redis"
 	for _, tc := range []struct {
 		name string
 		err  error

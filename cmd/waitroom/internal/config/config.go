@@ -1,6 +1,10 @@
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/waitroom/waitroom/internal/redisconn"
+)
 
 // Config is the whole configuration file. Each section is one field; a
 // section the file leaves out keeps its defaults. A Config is plain data:
@@ -121,14 +125,20 @@ const (
 	StoreRedis    StoreKind = "redis"
 )
 
-// Redis configures a connection to a standalone Redis or a Redis Cluster.
+// Redis configures a connection to a standalone Redis, a Redis Cluster,
+// or a master found through Redis Sentinel. Whichever it is, the client
+// follows a failover: commands Redis did not run are retried for up to
+// 3 s, a Cluster client reloading its slots first.
 type Redis struct {
 	// Standalone Redis as a URL, redis://host:port/db or rediss:// for
-	// TLS. Set this or cluster, not both.
+	// TLS. Set one of url, cluster and sentinel.
 	URL string `yaml:"url"`
-	// Redis Cluster seed addresses, host:port each. Set this or url, not
-	// both.
+	// Redis Cluster seed addresses, host:port each. Set one of url,
+	// cluster and sentinel.
 	Cluster []string `yaml:"cluster"`
+	// Redis Sentinel: the master's name and the Sentinels' addresses.
+	// Set one of url, cluster and sentinel.
+	Sentinel Sentinel `yaml:"sentinel"`
 	// ACL user name; empty for the default user.
 	Username string `yaml:"username"`
 	// Password, from the environment (${REDIS_PASSWORD}); empty for none.
@@ -141,6 +151,43 @@ type Redis struct {
 	// Connections per Redis node; 0 uses the client library's default
 	// (10 per CPU).
 	PoolSize int `yaml:"pool_size"`
+	// Durable writes (joins, seeds, draws, serving counters, revocations
+	// and bars, invites, account places, operator controls; holds,
+	// confirms, releases, extensions, cancels) are acknowledged only
+	// after WAIT confirms that this many replicas of the master have
+	// them, so a failover cannot take them back; when fewer confirm
+	// within ack_timeout the call fails (503) and claims nothing. 0
+	// waits for none: a write acknowledged just before the master dies
+	// may be missing on the promoted replica. Keep it below the number
+	// of replicas per master, or writes fail while one is down.
+	MinReplicasAcked int `yaml:"min_replicas_acked"`
+	// How long a durable write waits for min_replicas_acked replicas.
+	AckTimeout Duration `yaml:"ack_timeout"`
+}
+
+// Sentinel names a master that Redis Sentinels watch.
+type Sentinel struct {
+	// Name the Sentinels monitor the master under.
+	Master string `yaml:"master"`
+	// Sentinels' addresses, host:port each.
+	Addresses []string `yaml:"addresses"`
+	// ACL user name on the Sentinels; empty for none.
+	Username string `yaml:"username"`
+	// Password of the Sentinels (the data nodes' is redis.password),
+	// from the environment; empty for none.
+	Password string `yaml:"password"`
+}
+
+// Most replicas redis.min_replicas_acked may ask for.
+const MaxMinReplicasAcked = 16
+
+// DefaultRedisAckTimeout is redis.ack_timeout's default.
+const DefaultRedisAckTimeout = redisconn.DefaultAckTimeout
+
+// defaultRedis is a Redis section's defaults (no Redis named).
+func defaultRedis() Redis {
+	return Redis{Cluster: []string{}, Sentinel: Sentinel{Addresses: []string{}},
+		AckTimeout: Duration(DefaultRedisAckTimeout)}
 }
 
 // Reaper configures the background expiry of holds.
@@ -190,9 +237,7 @@ func Default() *Config {
 			Listen:  DefaultInventoryListen,
 			Store:   DefaultInventoryStore,
 			DataDir: DefaultInventoryDataDir,
-			Redis: Redis{
-				Cluster: []string{},
-			},
+			Redis:   defaultRedis(),
 			Reaper: Reaper{
 				Interval: Duration(DefaultReapInterval),
 				Batch:    DefaultReapBatch,

@@ -619,7 +619,7 @@ func defaultAdmission() Admission {
 	return Admission{
 		Store:       DefaultAdmissionStore,
 		DataDir:     DefaultAdmissionDataDir,
-		Redis:       Redis{Cluster: []string{}},
+		Redis:       defaultRedis(),
 		RedisPrefix: DefaultAdmissionRedisPrefix,
 		Lease:       DefaultAdmissionLease,
 	}

@@ -16,7 +16,10 @@ import (
 // take.
 func (r Redis) Settings() redisconn.Settings {
 	return redisconn.Settings{URL: r.URL, Cluster: r.Cluster, Username: r.Username, Password: r.Password,
-		PoolSize: r.PoolSize, RequirePersistence: r.RequirePersistence}
+		PoolSize: r.PoolSize, RequirePersistence: r.RequirePersistence,
+		Sentinel: redisconn.Sentinel{Master: r.Sentinel.Master, Addresses: r.Sentinel.Addresses,
+			Username: r.Sentinel.Username, Password: r.Sentinel.Password},
+		MinReplicasAcked: r.MinReplicasAcked, AckTimeout: r.AckTimeout.Std()}
 }
 
 // StoreConfig returns the section's settings for the admission store

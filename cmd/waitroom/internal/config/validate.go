@@ -198,27 +198,51 @@ func (v *validator) inventory(path string, inv *Inventory) {
 // redis checks every Redis setting that is given, whichever store is
 // chosen: a bad URL is wrong even before it is used.
 func (v *validator) redis(path string, r *Redis) {
-	if r.URL != "" && len(r.Cluster) > 0 {
+	sentinel := r.Sentinel.Master != "" || len(r.Sentinel.Addresses) > 0
+	switch {
+	case r.URL != "" && len(r.Cluster) > 0:
 		v.fail(path, "set url or cluster, not both")
+	case sentinel && (r.URL != "" || len(r.Cluster) > 0):
+		v.fail(path, "set one of url, cluster and sentinel")
 	}
 	if r.URL != "" {
 		v.redisURL(path+".url", r)
 	}
-	seen := make(map[string]int, len(r.Cluster))
-	for i, addr := range r.Cluster {
-		p := fmt.Sprintf("%s.cluster[%d]", path, i)
+	v.addrs(path+".cluster", r.Cluster)
+	if sentinel {
+		if r.Sentinel.Master == "" {
+			v.fail(path+".sentinel.master", "must name the master the Sentinels monitor, such as mymaster")
+		}
+		if len(r.Sentinel.Addresses) == 0 {
+			v.fail(path+".sentinel.addresses", "must list at least one Sentinel, host:port")
+		}
+		v.addrs(path+".sentinel.addresses", r.Sentinel.Addresses)
+	}
+	if r.PoolSize < 0 {
+		v.fail(path+".pool_size", "must be 0 (the client's default) or more (got %d)", r.PoolSize)
+	}
+	if n := r.MinReplicasAcked; n < 0 || n > MaxMinReplicasAcked {
+		v.fail(path+".min_replicas_acked", "must be between 0 (no WAIT) and %d (got %d)", MaxMinReplicasAcked, n)
+	}
+	if r.MinReplicasAcked > 0 {
+		v.positive(path+".ack_timeout", r.AckTimeout)
+	}
+}
+
+// addrs checks a list of Redis addresses: host:port each, none twice.
+func (v *validator) addrs(path string, list []string) {
+	seen := make(map[string]int, len(list))
+	for i, addr := range list {
+		p := fmt.Sprintf("%s[%d]", path, i)
 		if err := hostPort(addr, false); err != nil {
 			v.fail(p, "must be host:port, such as 10.0.0.5:6379 (%v)", err)
 			continue
 		}
 		if j, dup := seen[addr]; dup {
-			v.fail(p, "repeats cluster[%d]", j)
+			v.fail(p, "repeats %s[%d]", path[strings.LastIndex(path, ".")+1:], j)
 			continue
 		}
 		seen[addr] = i
-	}
-	if r.PoolSize < 0 {
-		v.fail(path+".pool_size", "must be 0 (the client's default) or more (got %d)", r.PoolSize)
 	}
 }
 

@@ -228,7 +228,7 @@ func TestValidateServe(t *testing.T) {
 			c.Admission.DataDir = ""
 			c.Admission.RedisPrefix = ""
 		}, []string{
-			"admission.redis: set url (standalone Redis) or cluster (Redis Cluster seed addresses) with store: redis",
+			"admission.redis: set url (standalone Redis), cluster (Redis Cluster seed addresses) or sentinel (master name and Sentinel addresses) with store: redis",
 			`admission.redis_prefix: must not be empty (the default is "wr:adm:")`}},
 		{"admission embedded without dir", func(c *Config) { c.Admission.DataDir = "" }, []string{
 			"admission.data_dir: must be set with store: embedded"}},

@@ -76,7 +76,7 @@ func TestValidate(t *testing.T) {
 			c.Inventory.Redis.URL = "redis://127.0.0.1:6379/0"
 		}, nil},
 		{"redis with neither url nor cluster", func(c *Config) { c.Inventory.Store = StoreRedis }, []string{
-			"inventory.redis: set url (standalone Redis) or cluster (Redis Cluster seed addresses) with store: redis"}},
+			"inventory.redis: set url (standalone Redis), cluster (Redis Cluster seed addresses) or sentinel (master name and Sentinel addresses) with store: redis"}},
 		{"redis with both", func(c *Config) {
 			c.Inventory.Store = StoreRedis
 			c.Inventory.Redis.URL = "redis://127.0.0.1:6379/0"
