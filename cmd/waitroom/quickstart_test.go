@@ -98,7 +98,9 @@ func startQuickstart(t *testing.T, args ...string) *quickstartProc {
 		cmd := exec.Command(bin, append([]string{"serve", "--listen", listen, "--admin", "127.0.0.1:0"}, args...)...)
 		log := &logWatch{want: []byte("waitroom listening"), seen: make(chan struct{})}
 		var stderr lockedBuffer
-		cmd.Stderr = io.MultiWriter(log, &stderr)
+		// The buffer first: once log sees "waitroom listening", the
+		// banner before it must already be in stderr.
+		cmd.Stderr = io.MultiWriter(&stderr, log)
 		p, err := proctest.Start(cmd, proctest.Wait{Name: "waitroom", Addr: listen, Timeout: 20 * time.Second,
 			Log: stderr.String})
 		if err != nil {
