@@ -157,7 +157,7 @@ func (ev *event) regulate(ctx context.Context, now time.Time) error {
 	if out.Admit > 0 {
 		let := 0 // counted against MaxNewPerMinute: arrivals, not no-show inflation
 		for l, n := range ev.split(out.Admit) {
-			k, err := ev.advance(ctx, l, n, rate, now)
+			k, err := ev.advance(ctx, l, n, rate, cf.replicas <= 1, now)
 			if err != nil {
 				return err
 			}
@@ -256,11 +256,22 @@ func (ev *event) split(n int) map[*lane]int {
 }
 
 // advance raises a lane's serving counter so that about n visitors who
-// are still around get their turn: numbers whose visitor polled before but
-// not within the grace are passed over (they count as no-shows at once),
-// and the rest is inflated by the measured no-show rate. It returns how
-// many numbers were offered.
-func (ev *event) advance(ctx context.Context, l *lane, n int, rate float64, now time.Time) (int, error) {
+// are still around get their turn: with alone (this replica's samples are
+// the only ones in force), numbers whose visitor polled before but not
+// within the grace are passed over (they count as no-shows at once), and
+// the rest is inflated by the measured no-show rate. It returns how many
+// numbers were offered.
+//
+// Liveness is this replica's: it sees only the polls its load balancer
+// sends it. With several replicas a visitor who never polled here, or not
+// lately, may be polling another, and passing them over would admit
+// another in their place while they still come within their grace (the
+// cap exceeded threefold at the end of a long sale over three sticky
+// replicas). So with several replicas nothing is passed over: the
+// measured no-show rate, from pass uses every replica records in the
+// store, inflates the advance instead, and visitors reached who have not
+// come count against max_active until their grace ends.
+func (ev *event) advance(ctx context.Context, l *lane, n int, rate float64, alone bool, now time.Time) (int, error) {
 	target := int(math.Ceil(float64(n) / (1 - min(rate, maxNoShowRate))))
 	from := l.serving.Load() + 1
 	last := l.last.Load()
@@ -273,7 +284,7 @@ func (ev *event) advance(ctx context.Context, l *lane, n int, rate float64, now 
 		// drawn more than a grace ago (live visitors poll every ≤ 30 s).
 		// Shadow visitors take no admission either.
 		t, polled := l.live.lastPoll(k)
-		if (polled && t.Before(gone)) || (!polled && drawnAt(k).Before(gone)) || l.shadowAt(k) {
+		if (alone && ((polled && t.Before(gone)) || (!polled && drawnAt(k).Before(gone)))) || l.shadowAt(k) {
 			l.skipped.set(k)
 			skipped++
 		} else {

@@ -98,8 +98,9 @@ func newClusterSim(t *testing.T, replicas int, bal balancing, seed uint64, lease
 }
 
 // newClusterSimOn is newClusterSim with each replica's Redis client from
-// client.
-func newClusterSimOn(t *testing.T, client func() redis.UniversalClient, replicas int, bal balancing, seed uint64, lease time.Duration) *clusterSim {
+// client; opts change the event's configuration.
+func newClusterSimOn(t *testing.T, client func() redis.UniversalClient, replicas int, bal balancing, seed uint64, lease time.Duration,
+	opts ...func(*admission.EventConfig)) *clusterSim {
 	t.Helper()
 	run := simRuns.Add(1)
 	// Redis runs the lease and the samples' ttl on its own clock:
@@ -109,6 +110,9 @@ func newClusterSimOn(t *testing.T, client func() redis.UniversalClient, replicas
 		onSale: start.Add(10 * time.Second)}
 	cfg := admission.EventConfig{ID: clusterEvent, QueueOpensAt: start, OnSaleAt: s.onSale,
 		Caps: admission.Caps{MaxActive: clusterCap}}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	for i := range replicas {
 		// A prefix of the run's own: runs may share a Redis.
 		st, err := redisstore.New(ctx, redisstore.Options{Client: client(), Prefix: fmt.Sprintf("sim%d:", run)})
@@ -447,5 +451,39 @@ func TestClusterSamplesRunOut(t *testing.T) {
 	}
 	if s.maxActive > clusterCap+s.maxTickAdmit {
 		t.Errorf("%d visitors active at once: over the cap %d plus a tick's admissions %d", s.maxActive, clusterCap, s.maxTickAdmit)
+	}
+}
+
+// TestClusterPastTheGrace: a sale that lasts longer than the no-show
+// grace. The leader sees only the polls its balancer sends it: with
+// sticky balancing two thirds of the visitors never poll it. Taking those
+// for gone once they were drawn more than a grace ago, it passed over
+// them and admitted others in their place, while they came within their
+// grace through their own replica: the origin held three times the cap.
+// With several replicas nobody is passed over by one replica's liveness.
+func TestClusterPastTheGrace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs simulated sales over Redis")
+	}
+	srv := redistest.Start(t, redistest.Options{AppendOnly: true})
+	client := func() redis.UniversalClient { return srv.Client() }
+	grace := func(c *admission.EventConfig) { c.NoShowGrace = 10 * time.Second }
+	one := newClusterSimOn(t, client, 1, sticky, 5, 0, grace)
+	one.run(30*time.Minute, nil)
+	for _, bal := range []balancing{sticky, random} {
+		t.Run(bal.String(), func(t *testing.T) {
+			s := newClusterSimOn(t, client, 3, bal, 5, 0, grace)
+			s.run(30*time.Minute, nil)
+			ratio := s.sale().Seconds() / one.sale().Seconds()
+			t.Logf("no-show grace 10 s, three replicas, %s: sale %v (%.2f× one replica's %v), at most %d active (cap %d, most admitted in a tick %d)",
+				bal, s.sale(), ratio, one.sale(), s.maxActive, clusterCap, s.maxTickAdmit)
+			if s.maxActive > clusterCap+s.maxTickAdmit || s.maxTickAdmit > clusterCap {
+				t.Errorf("%d visitors active at once, %d admitted in one tick: over the cap %d plus a tick's admissions",
+					s.maxActive, s.maxTickAdmit, clusterCap)
+			}
+			if ratio > 1.2 {
+				t.Errorf("the sale took %.2f× one replica's (want ≤ 1.2×)", ratio)
+			}
+		})
 	}
 }
