@@ -33,6 +33,11 @@ const (
 	// the tail stays clear of the 2 × baseline visitors notice.
 	ctlTailGuard = 1.8
 	ctlTailEase  = 0.97
+	// ctlTailFloor: a p95 less than this above the baseline p95 is no
+	// tail, whatever the ratio: an origin answering in half a millisecond
+	// doubles its p95 with a scheduler's jitter, which no visitor feels,
+	// and easing on it shrank a three-replica sale's limit from 50 to 13.
+	ctlTailFloor = 2 * time.Millisecond
 	// ctlProbeBelow: a mean latency within this share of the baseline
 	// means nothing waits at the origin, so the limit may grow faster
 	// than the model says (a probe); ctlQueueAbove: beyond this share a
@@ -665,7 +670,7 @@ func (c *Controller) follow(model float64) {
 // did.
 func (c *Controller) tail(m Measurements, prev float64, now time.Time) bool {
 	b95, ok := c.base95.get(now)
-	if !ok || m.LatencyP95.Seconds() <= ctlTailGuard*b95 {
+	if !ok || m.LatencyP95.Seconds() <= ctlTailGuard*b95 || m.LatencyP95.Seconds()-b95 < ctlTailFloor.Seconds() {
 		return false
 	}
 	c.target = min(c.target, prev*ctlTailEase)

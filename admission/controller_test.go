@@ -427,6 +427,30 @@ func TestControllerTailGuard(t *testing.T) {
 	}
 }
 
+// TestControllerTailFloor: an origin answering in half a millisecond
+// whose p95 doubles by a fraction of a millisecond (a scheduler's
+// jitter) has no tail: the target is not eased, however many ticks.
+func TestControllerTailFloor(t *testing.T) {
+	fast := func(active int, p95 time.Duration) Measurements {
+		r := float64(active) / 2
+		return Measurements{RequestRate: r, LatencyMean: 300 * time.Microsecond, LatencyP50: 300 * time.Microsecond,
+			LatencyP95: p95, Answered: r, Active: active}
+	}
+	k := &craft{c: NewController(ControllerConfig{}, 1.5)}
+	k.step(fast(200, 600*time.Microsecond))
+	k.step(fast(200, 600*time.Microsecond)) // the baseline p95: 0.6 ms
+	for i := range 20 {
+		// 2.5 × the baseline p95, 0.9 ms above it.
+		if d := k.step(fast(200, 1500*time.Microsecond)).Decision; d.Reason == ReasonTail {
+			t.Fatalf("tick %d: a p95 of 1.5 ms over a 0.6 ms baseline eased the target (%+v)", i, d)
+		}
+	}
+	// Past the floor it is a tail again.
+	if d := k.step(fast(200, 3*time.Millisecond)).Decision; d.Reason != ReasonTail {
+		t.Errorf("a p95 of 3 ms over a 0.6 ms baseline: reason %q, want tail", d.Reason)
+	}
+}
+
 // TestControllerNoData: answers too few to trust merge over ticks; with
 // none the limit holds.
 func TestControllerNoData(t *testing.T) {
