@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom/admission/sim/figures"
+	"github.com/waitroom/waitroom/internal/ctxsleep"
 )
 
 // crowdConfig is the shoppers' behaviour.
@@ -161,21 +162,7 @@ func (c *crowd) run(ctx context.Context) {
 }
 
 func sleepUntil(ctx context.Context, t time.Time) bool {
-	return sleep(ctx, time.Until(t))
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return ctxsleep.Sleep(ctx, time.Until(t))
 }
 
 // status is the part of the status JSON a shopper reads.
@@ -211,7 +198,7 @@ func (c *crowd) shop(ctx context.Context, id int, noShow, late bool) {
 		// As the room's page does (static/web/room.js, jitter): ±20 %,
 		// so that visitors do not poll in step.
 		wait = time.Duration(float64(wait) * (0.8 + 0.4*rand.Float64()))
-		if !sleep(ctx, wait) {
+		if !ctxsleep.Sleep(ctx, wait) {
 			return
 		}
 		sent := time.Now()
@@ -224,7 +211,7 @@ func (c *crowd) shop(ctx context.Context, id int, noShow, late bool) {
 	c.note(&c.admitted, admittedAt)
 	if noShow {
 		c.noShows.Add(1)
-		if !late || !sleep(ctx, c.cfg.Late) {
+		if !late || !ctxsleep.Sleep(ctx, c.cfg.Late) {
 			return
 		}
 		c.late.Add(1)
@@ -232,7 +219,7 @@ func (c *crowd) shop(ctx context.Context, id int, noShow, late bool) {
 	c.active.Add(1)
 	defer c.active.Add(-1)
 	for p := 1; p <= c.cfg.Pages+1; p++ {
-		if p > 1 && !sleep(ctx, c.cfg.Think) {
+		if p > 1 && !ctxsleep.Sleep(ctx, c.cfg.Think) {
 			return
 		}
 		path := "/gated/p" + strconv.Itoa(p)
@@ -252,7 +239,7 @@ func (c *crowd) shop(ctx context.Context, id int, noShow, late bool) {
 				c.noteRTT(rtt503, time.Since(sent))
 				c.retries503.Add(1)
 				ra, _ := strconv.Atoi(h.Get("Retry-After"))
-				if !sleep(ctx, time.Duration(max(ra, 1))*time.Second) {
+				if !ctxsleep.Sleep(ctx, time.Duration(max(ra, 1))*time.Second) {
 					return
 				}
 				continue
@@ -324,7 +311,7 @@ func (c *crowd) api(ctx context.Context, cl *http.Client, method, path string, b
 		}
 		if code == http.StatusServiceUnavailable || code == http.StatusTooManyRequests {
 			ra, _ := strconv.Atoi(h.Get("Retry-After"))
-			if !sleep(ctx, time.Duration(max(ra, 1))*time.Second) {
+			if !ctxsleep.Sleep(ctx, time.Duration(max(ra, 1))*time.Second) {
 				return status{}, ctx.Err()
 			}
 			continue

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/waitroom/waitroom/internal/ctxsleep"
 	"github.com/waitroom/waitroom/inventory"
 	"github.com/waitroom/waitroom/inventory/client"
 )
@@ -120,14 +121,14 @@ func readDraw(ctx context.Context, t *targets, event, lane string, tranche int, 
 				if time.Now().After(deadline) || ctx.Err() != nil {
 					return nil, false, err
 				}
-				sleep(ctx, 500*time.Millisecond)
+				ctxsleep.Sleep(ctx, 500*time.Millisecond)
 				continue
 			}
 			if !p.Drawn {
 				if time.Now().After(deadline) || ctx.Err() != nil {
 					return nil, false, nil
 				}
-				sleep(ctx, 500*time.Millisecond)
+				ctxsleep.Sleep(ctx, 500*time.Millisecond)
 				break // and start again
 			}
 			for _, h := range p.Hashes {

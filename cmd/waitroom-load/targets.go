@@ -163,21 +163,6 @@ func (t *targets) do(ctx context.Context, home *int, j jar, method, path string,
 	return answer{}, fmt.Errorf("%w: %v", errDown, last)
 }
 
-// sleep waits d or until ctx ends; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // firstErrors keeps the first few distinct error texts, for the report.
 type firstErrors struct {
 	mu   sync.Mutex

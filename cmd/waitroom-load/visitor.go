@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom/challenge"
+	"github.com/waitroom/waitroom/internal/ctxsleep"
 	"github.com/waitroom/waitroom/inventory"
 	"github.com/waitroom/waitroom/inventory/client"
 )
@@ -122,7 +123,7 @@ func (c *crowd) run(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if !sleep(ctx, time.Until(at)) {
+			if !ctxsleep.Sleep(ctx, time.Until(at)) {
 				return
 			}
 			c.visit(ctx, i)
@@ -164,7 +165,7 @@ func (c *crowd) visit(ctx context.Context, id int) {
 		}
 		// As the room's page does: ±20 %, so that visitors do not poll in step.
 		wait = time.Duration(float64(wait) * (0.8 + 0.4*rand.Float64()))
-		if !sleep(ctx, wait) {
+		if !ctxsleep.Sleep(ctx, wait) {
 			return
 		}
 		next, err := c.poll(ctx, &home, j)
@@ -197,7 +198,7 @@ func (c *crowd) join(ctx context.Context, home *int, j jar, v *visit) (status, e
 				return status{}, err
 			}
 			c.errs.note("challenge: " + err.Error())
-			if !sleep(ctx, time.Second) {
+			if !ctxsleep.Sleep(ctx, time.Second) {
 				return status{}, ctx.Err()
 			}
 			continue
@@ -278,7 +279,7 @@ func (c *crowd) retryable(ctx context.Context, a answer) bool {
 	default:
 		return false
 	}
-	sleep(ctx, a.retryAfter())
+	ctxsleep.Sleep(ctx, a.retryAfter())
 	return true
 }
 
@@ -333,7 +334,7 @@ func (c *crowd) shop(ctx context.Context, home *int, j jar, v *visit, st status)
 		c.originOK.Add(1)
 		p++
 	}
-	sleep(ctx, c.cfg.Think)
+	ctxsleep.Sleep(ctx, c.cfg.Think)
 	if c.cfg.Inventory != nil {
 		c.buy(ctx, v)
 	}
@@ -414,7 +415,7 @@ func (c *crowd) retry(ctx context.Context, f func() error) error {
 		if err == nil || errors.As(err, &ie) && !errors.Is(err, inventory.ErrUnavailable) || time.Now().After(deadline) || ctx.Err() != nil {
 			return err
 		}
-		if !sleep(ctx, 200*time.Millisecond) {
+		if !ctxsleep.Sleep(ctx, 200*time.Millisecond) {
 			return err
 		}
 	}

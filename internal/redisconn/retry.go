@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom/internal/ctxsleep"
 )
 
 // retryHook retries commands and pipelines that Redis did not execute
@@ -28,7 +30,10 @@ func (h *retryHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *retryHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		for r := h.start(); err != nil && NotExecuted(err) && r.wait(ctx); {
+		if !NotExecuted(err) {
+			return err // the common case: no retrier, no clock read
+		}
+		for r := h.start(); NotExecuted(err) && r.wait(ctx); {
 			cmd.SetErr(nil)
 			err = next(ctx, cmd)
 		}
@@ -39,7 +44,7 @@ func (h *retryHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (h *retryHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		err := next(ctx, cmds)
-		r := h.start()
+		var r *retrier // started at the first retry: most pipelines need none
 		for {
 			// Only the commands Redis refused run again: in a Cluster
 			// pipeline the other nodes' commands are done.
@@ -49,7 +54,13 @@ func (h *retryHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 					again = append(again, c)
 				}
 			}
-			if len(again) == 0 || !r.wait(ctx) {
+			if len(again) == 0 {
+				return err
+			}
+			if r == nil {
+				r = h.start()
+			}
+			if !r.wait(ctx) {
 				return err
 			}
 			for _, c := range again {
@@ -99,14 +110,7 @@ func (r *retrier) wait(ctx context.Context) bool {
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
 		return false
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return ctxsleep.Sleep(ctx, d)
 }
 
 // notExecuted are the error replies of a Redis that refused a command

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/waitroom/waitroom/internal/ctxsleep"
 )
 
 // crowd is the demo's simulated visitors: each one is a browser-like HTTP
@@ -70,7 +72,7 @@ func (c *crowd) visit(ctx context.Context, i int) error {
 	}
 	hc := &http.Client{Jar: jar, Timeout: 15 * time.Second}
 	ua := fmt.Sprintf("Mozilla/5.0 (waitroom demo crowd; visitor %d)", i)
-	if !sleep(ctx, rand.N(crowdArrivals)) {
+	if !ctxsleep.Sleep(ctx, rand.N(crowdArrivals)) {
 		return ctx.Err()
 	}
 	landing := "/events/" + c.event
@@ -84,7 +86,7 @@ func (c *crowd) visit(ctx context.Context, i int) error {
 		case "sold_out", "closed":
 			return nil
 		}
-		if !sleep(ctx, time.Duration(max(st.Refresh, 0.5)*float64(time.Second))) {
+		if !ctxsleep.Sleep(ctx, time.Duration(max(st.Refresh, 0.5)*float64(time.Second))) {
 			return ctx.Err()
 		}
 		if st, err = c.statusCall(ctx, hc, ua, http.MethodGet,
@@ -96,7 +98,7 @@ func (c *crowd) visit(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	if !sleep(ctx, think()) {
+	if !ctxsleep.Sleep(ctx, think()) {
 		return ctx.Err()
 	}
 	section := []string{"lower", "upper"}[rand.N(2)]
@@ -105,7 +107,7 @@ func (c *crowd) visit(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	if !sleep(ctx, think()) {
+	if !ctxsleep.Sleep(ctx, think()) {
 		return ctx.Err()
 	}
 	form = url.Values{"card_name": {"Demo Crowd"}, "card_number": {"4242 4242 4242 4242"},
@@ -139,7 +141,7 @@ func (c *crowd) statusCall(ctx context.Context, hc *http.Client, ua, method, u s
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		resp.Body.Close()
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-			if !sleep(ctx, 2*time.Second) {
+			if !ctxsleep.Sleep(ctx, 2*time.Second) {
 				return crowdStatus{}, ctx.Err()
 			}
 			continue
@@ -196,16 +198,4 @@ func (c *crowd) do(hc *http.Client, req *http.Request, ua string) (fetched, erro
 
 func think() time.Duration {
 	return crowdThinkMin + rand.N(crowdThinkMax-crowdThinkMin)
-}
-
-// sleep waits d, or less when ctx ends (then it returns false).
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
