@@ -34,18 +34,7 @@ admission:
 bot_defence:
   secret: %[1]s
   signals: []
-origins:
-  - name: shop
-    addresses: [%[3]s]
-routes:
-  - prefix: /show/
-    event: show
-events:
-  - id: show
-    on_sale_at: 2030-01-01T10:00:00Z
-    queue_opens_at: 2020-01-01T10:00:00Z
-    landing_path: /show/
-    challenge:
+` + showEvent + `    challenge:
       mode: on
       light: {bits: 4, puzzles: 16}
 `
