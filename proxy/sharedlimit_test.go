@@ -1,8 +1,12 @@
 package proxy
 
 import (
+	"net"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom/internal/testkit/redistest"
 	"github.com/waitroom/waitroom/proxy/ratelimit"
@@ -73,5 +77,69 @@ func TestSharedRateLimit(t *testing.T) {
 		if n := counterValue(t, r.reg, "waitroom_rate_limit_shared_errors_total", nil); n != 3 {
 			t.Fatalf("shared budget failures counted %v, want 3", n)
 		}
+	}
+}
+
+// TestSharedRateLimitHungRedis: a Redis that takes connections and never
+// answers (a stalled node, a black-holed failover) costs each API request
+// at most SharedLimitTimeout, after which the replica's own buckets
+// decide: no request hangs on it, and admitted visitors, who never reach
+// the shared budget, are served as before.
+func TestSharedRateLimitHungRedis(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // read nothing, answer nothing
+			mu.Unlock()
+		}
+	}()
+	c := redis.NewClient(&redis.Options{Addr: ln.Addr().String()})
+	shared, err := redislimit.New(redislimit.Options{Client: c, Buckets: ratelimit.Config{PerIP: ratelimit.Bucket{Rate: 0.001, Burst: 3}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// The hung connections first: Close waits for the commands sent.
+		ln.Close()
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+		shared.Close()
+		c.Close()
+	})
+	r := newRig(t, withLimiter(1000, 1000), withShared(shared))
+	admitted := r.admit(t, "Mozilla/5.0 hung redis")
+	before := counterValue(t, r.reg, "waitroom_rate_limit_shared_errors_total", nil)
+	const n = 20
+	var wg sync.WaitGroup
+	codes := make([]int, n)
+	for i := range n {
+		wg.Go(func() {
+			codes[i] = newVisitor(t, "ua").do(t, "GET", r.url+"/_wr/api/status?event=show", "").status
+		})
+	}
+	if resp := admitted.do(t, "GET", r.url+"/show/seats", ""); resp.status != 200 || resp.body != "origin:/show/seats" {
+		t.Errorf("admitted visitor while Redis hangs: %d %s", resp.status, resp.body)
+	}
+	wg.Wait()
+	for i, code := range codes {
+		if code != 401 {
+			t.Errorf("status request %d with Redis hung: %d, want 401 (past the limit, no ticket)", i, code)
+		}
+	}
+	if got := counterValue(t, r.reg, "waitroom_rate_limit_shared_errors_total", nil) - before; got != n {
+		t.Errorf("shared budget failures counted %v, want %d", got, n)
 	}
 }
