@@ -397,7 +397,8 @@ func (e *Event) Measure(now time.Time) admission.Measurements {
 // and latency histogram, the requests in flight, the completions since
 // the meter started, and the identified visitors seen within
 // ActiveWindow with the end of the epoch they were last seen in (those
-// not seen since are forgotten here). Active visitors that were never
+// not seen since are forgotten here), in no order: the engine sorts
+// what it publishes. Active visitors that were never
 // identified are Unlisted. Minted and Redeemed are the engine's to fill.
 // It does not move Measure's completions.
 func (e *Event) Sample(now time.Time) admission.Sample {
@@ -421,7 +422,6 @@ func (e *Event) Sample(now time.Time) admission.Sample {
 		s.Visitors = append(s.Visitors, admission.SeenVisitor{Key: k, Seen: seen})
 	}
 	e.namedMu.Unlock()
-	s.SortVisitors()
 	s.Unlisted = int(max(e.active(t)-int64(len(s.Visitors)), 0))
 	return s
 }
