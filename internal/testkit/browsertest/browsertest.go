@@ -316,13 +316,20 @@ func Navigate(t testing.TB, ctx context.Context, url string) {
 // its value decoded into T; it fails the test on an error or exception.
 func Eval[T any](t testing.TB, ctx context.Context, expr string) T {
 	t.Helper()
-	tctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
-	defer cancel()
-	v, err := chromedp.Run(tctx, chromedp.Evaluate[T](expr))
+	v, err := TryEval[T](ctx, expr)
 	if err != nil {
 		t.Fatalf("browsertest: evaluating %s: %v", expr, err)
 	}
 	return v
+}
+
+// TryEval is Eval that returns the error instead of failing the test:
+// for a page that may navigate away by itself while it is asked (the
+// room's page, once admitted), where the caller asks again.
+func TryEval[T any](ctx context.Context, expr string) (T, error) {
+	tctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
+	defer cancel()
+	return chromedp.Run(tctx, chromedp.Evaluate[T](expr))
 }
 
 // WaitFor waits until the JavaScript expression cond is truthy in the

@@ -160,14 +160,23 @@ func TestThresholdInChromium(t *testing.T) {
 	origin.delay.Store(0)
 	stop.Store(true)
 	wg.Wait()
+	// A tab admitted by its own poll navigates to the origin, and may do
+	// so while the test asks it: that answer is unknown ("") and asked
+	// again (from the origin's page, the same host, the status still
+	// answers).
 	status := func(tab context.Context) string {
-		return browsertest.Eval[string](t, tab, `(() => { const x = new XMLHttpRequest();
+		s, err := browsertest.TryEval[string](tab, `(() => { const x = new XMLHttpRequest();
 			x.open("GET", "/_wr/api/status?event=shop", false); x.send();
 			return x.status === 200 ? JSON.parse(x.responseText).status : "http " + x.status })()`)
+		if err != nil {
+			t.Logf("asking a tab its status: %v (asked again)", err)
+			return ""
+		}
+		return s
 	}
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		c, b := status(cTab), status(bTab)
-		if c == "admitted" && b != "admitted" {
+		if c == "admitted" && b != "admitted" && b != "" {
 			t.Fatalf("the second in line was admitted while the first was %q", b)
 		}
 		if b == "admitted" && c == "admitted" {
