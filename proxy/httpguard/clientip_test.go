@@ -365,14 +365,30 @@ func (balancerConn) LocalAddr() net.Addr  { return balancerAddrs[1] }
 
 func (c balancerConn) ClientTLS() bool { return c.tls }
 
+// limitedConn wraps a connection as the listener's connection limits do
+// (netlimit), handing it out through NetConn.
+type limitedConn struct{ net.Conn }
+
+func (c limitedConn) NetConn() net.Conn { return c.Conn }
+
+// The PROXY header's TLS flag counts from a connection that is itself
+// wrapped, as serve wraps the PROXY protocol reader's in the connection
+// limits.
 func TestProtoFromProxyProtocol(t *testing.T) {
 	tr := trustedSet(t, "10.0.0.0/8")
-	for _, tls := range []bool{true, false} {
+	for _, c := range []struct {
+		wrapped, tls bool
+	}{{false, true}, {false, false}, {true, true}, {true, false}} {
+		var conn net.Conn = balancerConn{tls: c.tls}
+		if c.wrapped {
+			conn = limitedConn{conn}
+		}
+		tls := c.tls
 		ctx := &fasthttp.RequestCtx{}
-		ctx.Init2(balancerConn{tls: tls}, nil, false)
+		ctx.Init2(conn, nil, false)
 		want := map[bool]string{true: "https", false: "http"}[tls]
 		if got := tr.Proto(ctx); got != want {
-			t.Errorf("ClientTLS %v: Proto = %q, want %q", tls, got, want)
+			t.Errorf("ClientTLS %v (wrapped %v): Proto = %q, want %q", tls, c.wrapped, got, want)
 		}
 		fn := func() { _ = tr.Proto(ctx) }
 		if n := testing.AllocsPerRun(100, fn); n != 0 {

@@ -220,7 +220,7 @@ func proto(ctx *fasthttp.RequestCtx, trusts bool) string {
 	if ctx.IsTLS() {
 		return "https"
 	}
-	if c, ok := ctx.Conn().(clientTLS); ok && c.ClientTLS() {
+	if balancerSaysTLS(ctx.Conn()) {
 		return "https"
 	}
 	if !trusts {
@@ -236,6 +236,24 @@ func proto(ctx *fasthttp.RequestCtx, trusts bool) string {
 // clientTLS is a connection that knows whether the client's own was TLS:
 // proxyproto.Conn, from a PROXY v2 header.
 type clientTLS interface{ ClientTLS() bool }
+
+// balancerSaysTLS reports whether c, or a connection it wraps, is a
+// clientTLS that says TLS. The PROXY protocol reader sits under the
+// listener's connection limits (netlimit), which wrap its connections
+// and hand them out through NetConn.
+func balancerSaysTLS(c net.Conn) bool {
+	for c != nil {
+		if t, ok := c.(clientTLS); ok {
+			return t.ClientTLS()
+		}
+		w, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			return false
+		}
+		c = w.NetConn()
+	}
+	return false
+}
 
 // Host returns the host the client asked for: from a trusted peer, the
 // rightmost X-Forwarded-Host entry when it is a plausible host[:port];
