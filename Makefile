@@ -17,9 +17,10 @@ build: ## build the static binary bin/waitroom
 	scripts/build bin/waitroom
 
 .PHONY: test
-test: deps lint ## everything CI checks: the lint target, config-doc drift, go test -race -shuffle=on ./..., then the Allocs tests without -race
+test: deps lint ## everything CI checks: the lint target, config-doc drift, go test -race -shuffle=on ./..., then the Allocs tests without -race and the Kubernetes manifests' check module
 	$(GO) test -race -shuffle=on -timeout 20m ./...
 	$(GO) test -count=1 -run 'Allocs' ./proxy/... ./static/... ./admission/... ./inventory/... ./challenge/...
+	cd deploy/kubernetes/check && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 .PHONY: lint
 # staticcheck's version is pinned by the tool directive in go.mod; after
