@@ -41,12 +41,12 @@ func accountForget(t Ticket) time.Time { return t.ExpiresAt }
 // place, its ticket bound to the joining device. A visitor presenting
 // that place's ticket already is a plain rejoin.
 func (e *Engine) accountArrival(ctx context.Context, ev *event, p AccountPlace, req *JoinRequest, now time.Time) (Arrival, error) {
-	if old := req.Existing; old != nil && old.Event == ev.cfg.ID && old.Visitor == p.Visitor {
+	if old := req.Existing; old != nil && old.Event == ev.conf().ID && old.Visitor == p.Visitor {
 		res, err := e.status(ctx, ev, *old, now)
 		return Arrival{Outcome: OutcomeRejoined, Status: res.Status, Placed: err == nil, Ticket: res.Ticket,
 			Issue: res.Ticket != *old, Pass: res.Pass}, err
 	}
-	t := Ticket{Event: ev.cfg.ID, Visitor: p.Visitor, Lane: p.Lane, Tranche: p.Tranche, Binding: req.Binding,
+	t := Ticket{Event: ev.conf().ID, Visitor: p.Visitor, Lane: p.Lane, Tranche: p.Tranche, Binding: req.Binding,
 		IssuedAt: p.IssuedAt, ExpiresAt: p.ExpiresAt}
 	res, err := e.status(ctx, ev, t, now)
 	return Arrival{Outcome: OutcomeDeduplicated, Status: res.Status, Placed: err == nil, Ticket: res.Ticket,

@@ -154,7 +154,7 @@ func (e *Engine) Arrive(ctx context.Context, id string, req JoinRequest) (Arriva
 	switch ev.state(now) {
 	case StateScheduled:
 		return Arrival{Outcome: OutcomeScheduled, Status: ev.noPlace(StatusScheduled, "",
-			min(DefaultRefresh, max(time.Second, ev.cfg.QueueOpensAt.Sub(now))))}, nil
+			min(DefaultRefresh, max(time.Second, ev.conf().QueueOpensAt.Sub(now))))}, nil
 	case StateClosed:
 		return Arrival{Outcome: OutcomeClosed, Status: ev.noPlace(StatusClosed, "closed", time.Minute)}, nil
 	case StateSoldOut:
@@ -198,7 +198,7 @@ func (e *Engine) Arrive(ctx context.Context, id string, req JoinRequest) (Arriva
 	if err != nil {
 		return Arrival{}, fmt.Errorf("admission: no randomness: %w", err)
 	}
-	t := NewTicket(&ev.cfg, l.cfg.Name, v, req.Binding, now)
+	t := NewTicket(ev.conf(), l.cfg.Name, v, req.Binding, now)
 	if account != "" {
 		// The account's place is recorded before the visitor joins
 		// the tranche, so that of two devices joining at once only
@@ -231,7 +231,7 @@ func (e *Engine) Arrive(ctx context.Context, id string, req JoinRequest) (Arriva
 func (ev *event) inviteLane(inv string) string {
 	for _, l := range ev.lanes {
 		if s := l.cfg.Access.InviteSecret; s != nil {
-			if _, _, err := ParseInvite(s, ev.cfg.ID, inv); err == nil {
+			if _, _, err := ParseInvite(s, ev.conf().ID, inv); err == nil {
 				return l.cfg.Name
 			}
 		}
@@ -258,8 +258,8 @@ func switchesLane(old *Ticket, req *JoinRequest) bool {
 
 // noPlace is the status of a join that gives no place.
 func (ev *event) noPlace(kind StatusKind, reason string, refresh time.Duration) Status {
-	return Status{Event: ev.cfg.ID, Kind: kind, Reason: reason, Position: -1,
-		ETA: ETA{Seconds: -1, Low: -1, High: -1}, OnSaleAt: ev.cfg.OnSaleAt, Refresh: refresh}
+	return Status{Event: ev.conf().ID, Kind: kind, Reason: reason, Position: -1,
+		ETA: ETA{Seconds: -1, Low: -1, High: -1}, OnSaleAt: ev.conf().OnSaleAt, Refresh: refresh}
 }
 
 // Join gives a visitor a place in a lane, as Arrive does, and returns
@@ -283,13 +283,13 @@ func (e *Engine) Join(ctx context.Context, id string, req JoinRequest) (Ticket, 
 
 // place appends v to the lane's current tranche and returns its ticket.
 func (ev *event) place(ctx context.Context, l *lane, v VisitorID, binding string, now time.Time) (Ticket, error) {
-	t := NewTicket(&ev.cfg, l.cfg.Name, v, binding, now)
+	t := NewTicket(ev.conf(), l.cfg.Name, v, binding, now)
 	return t, ev.join(ctx, l, t)
 }
 
 // join appends the visitor of ticket t, of lane l, to its tranche.
 func (ev *event) join(ctx context.Context, l *lane, t Ticket) error {
-	if ev.cfg.openFromStart && int64(t.Tranche) > l.seeded.Load() {
+	if ev.conf().openFromStart && int64(t.Tranche) > l.seeded.Load() {
 		// The first join of a tranche of an event open from the start
 		// seeds it (see seedAndDraw), before the member is in it.
 		if _, err := ev.seed(ctx, l, t.Tranche); err != nil {
@@ -297,7 +297,7 @@ func (ev *event) join(ctx context.Context, l *lane, t Ticket) error {
 		}
 		l.seeded.Store(int64(t.Tranche))
 	}
-	if err := ev.e.opts.Store.AppendMember(ctx, ev.cfg.ID, l.cfg.Name, t.Tranche, t.Visitor); err != nil {
+	if err := ev.e.opts.Store.AppendMember(ctx, ev.conf().ID, l.cfg.Name, t.Tranche, t.Visitor); err != nil {
 		return fmt.Errorf("%w: %v", ErrStoreDown, err)
 	}
 	return nil
@@ -321,19 +321,19 @@ func (ev *event) admitToLane(ctx context.Context, l *lane, c Credential, now tim
 	a := l.cfg.Access
 	switch {
 	case c.Invite != "" && a.InviteSecret != nil:
-		code, account, err := ParseInvite(a.InviteSecret, ev.cfg.ID, c.Invite)
+		code, account, err := ParseInvite(a.InviteSecret, ev.conf().ID, c.Invite)
 		if err != nil {
 			return ErrNotAllowed
 		}
 		if account != "" && (account != c.Account || a.AccountSecret == nil ||
-			!CheckAccountProof(a.AccountSecret, ev.cfg.ID, c.Account, c.AccountProof)) {
+			!CheckAccountProof(a.AccountSecret, ev.conf().ID, c.Account, c.AccountProof)) {
 			return ErrNotAllowed
 		}
 		forget := now.Add(30 * 24 * time.Hour)
-		if !ev.cfg.ClosesAt.IsZero() {
-			forget = ev.cfg.ClosesAt.Add(24 * time.Hour)
+		if !ev.conf().ClosesAt.IsZero() {
+			forget = ev.conf().ClosesAt.Add(24 * time.Hour)
 		}
-		first, err := ev.e.opts.Store.UseInvite(ctx, ev.cfg.ID, l.cfg.Name+"/"+code, forget)
+		first, err := ev.e.opts.Store.UseInvite(ctx, ev.conf().ID, l.cfg.Name+"/"+code, forget)
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrStoreDown, err)
 		}
@@ -342,7 +342,7 @@ func (ev *event) admitToLane(ctx context.Context, l *lane, c Credential, now tim
 		}
 		return nil
 	case c.Account != "" && a.AccountSecret != nil:
-		if !CheckAccountProof(a.AccountSecret, ev.cfg.ID, c.Account, c.AccountProof) {
+		if !CheckAccountProof(a.AccountSecret, ev.conf().ID, c.Account, c.AccountProof) {
 			return ErrNotAllowed
 		}
 		if a.Allowlist != nil && !a.Allowlist.Contains(c.Account) {

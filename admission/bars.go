@@ -64,13 +64,13 @@ func (ev *event) refreshBars(ctx context.Context, now time.Time) {
 			flush = append(flush, b)
 		}
 		ev.pendMu.Unlock()
-		if err := s.BarVisitors(ctx, ev.cfg.ID, flush); err != nil {
+		if err := s.BarVisitors(ctx, ev.conf().ID, flush); err != nil {
 			ev.e.log.Warn("admission: recording visitor bars failed; retrying at the next tick",
-				"event", ev.cfg.ID, "bars", len(flush), "err", err)
+				"event", ev.conf().ID, "bars", len(flush), "err", err)
 			flush = nil
 		}
 	}
-	list, err := s.VisitorBars(ctx, ev.cfg.ID)
+	list, err := s.VisitorBars(ctx, ev.conf().ID)
 	if err != nil {
 		return // keep what we have; the next tick tries again
 	}
@@ -105,10 +105,10 @@ func (ev *event) refreshBars(ctx context.Context, now time.Time) {
 // turns end a grace and a session after they start, and a pass renewed
 // by activity lives at most MaxSession.
 func (ev *event) barUntil(now time.Time) time.Time {
-	if !ev.cfg.ClosesAt.IsZero() {
-		return ev.cfg.ClosesAt.Add(ev.cfg.NoShowGrace + ev.cfg.MaxSession)
+	if !ev.conf().ClosesAt.IsZero() {
+		return ev.conf().ClosesAt.Add(ev.conf().NoShowGrace + ev.conf().MaxSession)
 	}
-	return now.Add(ticketLifetime + ev.cfg.NoShowGrace + ev.cfg.MaxSession)
+	return now.Add(ticketLifetime + ev.conf().NoShowGrace + ev.conf().MaxSession)
 }
 
 // RevokeVisitor bars visitor v of an event: their status polls mint no
@@ -135,14 +135,14 @@ func (e *Engine) RevokeVisitor(ctx context.Context, id string, v VisitorID) (Vis
 // honours it at once; it is written to the store at the next tick, for
 // the others. It does no I/O, so it may be called on the request path.
 func (e *Engine) Complete(id string, v VisitorID) {
-	ev := e.events[id]
+	ev := e.lookup(id)
 	if ev == nil {
 		return
 	}
 	now := e.clock()
-	from := now.Add(ev.cfg.CompleteGrace)
+	from := now.Add(ev.conf().CompleteGrace)
 	// The visitor has a pass, so their turn ends within a session.
-	b := VisitorBar{Visitor: v, From: from, Until: from.Add(ev.cfg.NoShowGrace + ev.cfg.SessionDuration), Reason: BarCompleted}
+	b := VisitorBar{Visitor: v, From: from, Until: from.Add(ev.conf().NoShowGrace + ev.conf().SessionDuration), Reason: BarCompleted}
 	ev.pendMu.Lock()
 	if old, ok := ev.pending[v]; ok {
 		b = old.Merge(b)
@@ -157,7 +157,7 @@ func (e *Engine) Complete(id string, v VisitorID) {
 // started. It reads memory only, takes no lock and allocates nothing. A
 // completion stops the pass at the first tick after its grace.
 func (e *Engine) PassRevoked(id string, p *Pass) bool {
-	ev := e.events[id]
+	ev := e.lookup(id)
 	if ev == nil {
 		return false
 	}
@@ -176,7 +176,7 @@ func (e *Engine) PassRevoked(id string, p *Pass) bool {
 
 // Barred returns visitor v's bar in an event, if they are barred.
 func (e *Engine) Barred(id string, v VisitorID) (VisitorBar, bool) {
-	ev := e.events[id]
+	ev := e.lookup(id)
 	if ev == nil {
 		return VisitorBar{}, false
 	}
@@ -193,10 +193,10 @@ func (e *Engine) Known(ctx context.Context, id string, v VisitorID) (bool, error
 		return false, err
 	}
 	now := e.clock()
-	if now.Before(ev.cfg.QueueOpensAt) {
+	if now.Before(ev.conf().QueueOpensAt) {
 		return false, nil
 	}
-	cur := trancheAt(&ev.cfg, now)
+	cur := trancheAt(ev.conf(), now)
 	for _, l := range ev.lanes {
 		// Drawn tranches are searched in memory; those not drawn yet (and
 		// a drawn one whose order is still loading) are read. A tranche

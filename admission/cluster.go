@@ -15,7 +15,7 @@ func (ev *event) publishSample(ctx context.Context, now time.Time) error {
 		ev.sampled = false
 		return nil
 	}
-	s := sm.Sample(ev.cfg.ID, now)
+	s := sm.Sample(ev.conf().ID, now)
 	s.Minted, s.Redeemed = ev.minted.Load(), ev.redeemed.Load()
 	s.SortVisitors()
 	ev.sample, ev.sampled = s, true
@@ -24,7 +24,7 @@ func (ev *event) publishSample(ctx context.Context, now time.Time) error {
 		return err
 	}
 	ev.sampleBuf = b
-	return ev.e.opts.Store.PublishSample(ctx, ev.cfg.ID, ev.e.opts.Replica, b, ev.lease())
+	return ev.e.opts.Store.PublishSample(ctx, ev.conf().ID, ev.e.opts.Replica, b, ev.lease())
 }
 
 // measure is what the leader's controller decides on: the sum of every
@@ -46,9 +46,9 @@ func (ev *event) measure(ctx context.Context, now time.Time) (Measurements, clus
 		return Measurements{}, clusterFigures{}, nil
 	}
 	if !ev.sampled {
-		return m.Measure(ev.cfg.ID, now), clusterFigures{replicas: 1}, nil
+		return m.Measure(ev.conf().ID, now), clusterFigures{replicas: 1}, nil
 	}
-	raw, err := ev.e.opts.Store.Samples(ctx, ev.cfg.ID)
+	raw, err := ev.e.opts.Store.Samples(ctx, ev.conf().ID)
 	if err != nil {
 		return Measurements{}, clusterFigures{}, fmt.Errorf("reading the replicas' samples: %w", err)
 	}
@@ -63,7 +63,7 @@ func (ev *event) measure(ctx context.Context, now time.Time) (Measurements, clus
 	for name, b := range raw {
 		var s Sample
 		if err := s.UnmarshalBinary(b); err != nil {
-			ev.e.log.Warn("admission: skipping an unreadable sample", "event", ev.cfg.ID, "replica", name, "err", err)
+			ev.e.log.Warn("admission: skipping an unreadable sample", "event", ev.conf().ID, "replica", name, "err", err)
 			continue
 		}
 		ev.heard[name] = &heardSample{s: s}
@@ -124,5 +124,5 @@ func (ev *event) inheritOffers(now time.Time) {
 // session after the grace if that is longer (a pass minted and not used
 // yet counts against max_active until it runs out).
 func (ev *event) offerMemory() time.Duration {
-	return ev.cfg.NoShowGrace + max(noShowWindow, ev.cfg.SessionDuration)
+	return ev.conf().NoShowGrace + max(noShowWindow, ev.conf().SessionDuration)
 }

@@ -287,6 +287,35 @@ type Controller struct {
 // defaults; visitorsPerSeat bounds usage by the remaining inventory
 // (DefaultVisitorsPerSeat when ≤ 0).
 func NewController(cfg ControllerConfig, visitorsPerSeat float64) *Controller {
+	cfg, visitorsPerSeat = controllerDefaults(cfg, visitorsPerSeat)
+	return &Controller{
+		cfg:       cfg,
+		perSeat:   visitorsPerSeat,
+		drift:     -math.Expm1(-float64(cfg.Tick) / float64(ctlIdleDrift)),
+		limit:     float64(cfg.InitialActive),
+		target:    float64(cfg.InitialActive),
+		base:      newCtlExtreme(ctlBaseWindow, 12, false),
+		base95:    newCtlExtreme(ctlBaseWindow, 12, false),
+		capLong:   newCtlExtreme(ctlCapLong, 10, true),
+		prevUsage: -1,
+		tokens:    -1,
+	}
+}
+
+// Reconfigure installs a new configuration (defaults filled in as by
+// NewController) and keeps everything measured: the baselines, the
+// capacity, the limit and the target (raised to the new MinActive if
+// below it). InitialActive only matters at a start, so a change of it
+// does nothing to a running controller.
+func (c *Controller) Reconfigure(cfg ControllerConfig, visitorsPerSeat float64) {
+	c.cfg, c.perSeat = controllerDefaults(cfg, visitorsPerSeat)
+	c.drift = -math.Expm1(-float64(c.cfg.Tick) / float64(ctlIdleDrift))
+	c.limit = max(c.limit, float64(c.cfg.MinActive))
+	c.target = max(c.target, float64(c.cfg.MinActive))
+}
+
+// controllerDefaults fills a controller configuration's zero fields.
+func controllerDefaults(cfg ControllerConfig, visitorsPerSeat float64) (ControllerConfig, float64) {
 	if cfg.Tick <= 0 {
 		cfg.Tick = DefaultTick
 	}
@@ -312,18 +341,7 @@ func NewController(cfg ControllerConfig, visitorsPerSeat float64) *Controller {
 	if !(visitorsPerSeat > 0) {
 		visitorsPerSeat = DefaultVisitorsPerSeat
 	}
-	return &Controller{
-		cfg:       cfg,
-		perSeat:   visitorsPerSeat,
-		drift:     -math.Expm1(-float64(cfg.Tick) / float64(ctlIdleDrift)),
-		limit:     float64(cfg.InitialActive),
-		target:    float64(cfg.InitialActive),
-		base:      newCtlExtreme(ctlBaseWindow, 12, false),
-		base95:    newCtlExtreme(ctlBaseWindow, 12, false),
-		capLong:   newCtlExtreme(ctlCapLong, 10, true),
-		prevUsage: -1,
-		tokens:    -1,
-	}
+	return cfg, visitorsPerSeat
 }
 
 // Step runs one tick: it updates the target and the limit from the

@@ -115,7 +115,7 @@ func (e *Engine) Decisions(id string, since time.Time, limit int) (DecisionLog, 
 	}
 	f := ev.figures.Load()
 	out := DecisionLog{Event: id, Leader: f.Leader, State: f.State, Limit: f.Limit,
-		Deciding: !f.Decision.At.IsZero(), Tick: ev.cfg.Controller.Tick, Decisions: []Decision{}}
+		Deciding: !f.Decision.At.IsZero(), Tick: ev.conf().Controller.Tick, Decisions: []Decision{}}
 	ev.decisions.read(&out, since, limit)
 	return out, nil
 }

@@ -18,10 +18,15 @@ import (
 // each event's draws and controller; every replica follows the store's
 // serving counters and draws. An Engine is safe for concurrent use.
 type Engine struct {
-	opts   Options
-	clock  func() time.Time
-	log    *slog.Logger
-	events map[string]*event
+	opts  Options
+	clock func() time.Time
+	log   *slog.Logger
+	// events is the event set, replaced whole by Apply (copy on write):
+	// statuses and the gate read it without a lock. applyMu serialises
+	// Apply; wake tells Run that the tick interval may have changed.
+	events  atomic.Pointer[map[string]*event]
+	applyMu sync.Mutex
+	wake    chan struct{}
 }
 
 // Options configure an Engine.
@@ -111,17 +116,19 @@ func New(opts Options, events ...EventConfig) (*Engine, error) {
 		io.ReadFull(rand.Reader, b[:])
 		opts.Replica = fmt.Sprintf("replica-%x", b)
 	}
-	e := &Engine{opts: opts, clock: opts.Clock, log: opts.Logger, events: map[string]*event{}}
+	e := &Engine{opts: opts, clock: opts.Clock, log: opts.Logger, wake: make(chan struct{}, 1)}
+	set := map[string]*event{}
 	for _, cfg := range events {
 		cfg, err := normalize(cfg)
 		if err != nil {
 			return nil, err
 		}
-		if e.events[cfg.ID] != nil {
+		if set[cfg.ID] != nil {
 			return nil, fmt.Errorf("admission: event %q configured twice", cfg.ID)
 		}
-		e.events[cfg.ID] = newEvent(e, cfg)
+		set[cfg.ID] = newEvent(e, cfg)
 	}
+	e.events.Store(&set)
 	return e, nil
 }
 
@@ -193,8 +200,11 @@ func normalize(cfg EventConfig) (EventConfig, error) {
 
 // event is one event's queue state on this replica.
 type event struct {
-	e      *Engine
-	cfg    EventConfig
+	e *Engine
+	// cfgp is the event's configuration, replaced whole by Apply; read
+	// it through conf. What identifies the queue (id, schedule, tranche,
+	// lanes) never changes once the queue has opened.
+	cfgp   atomic.Pointer[EventConfig]
 	lanes  []*lane
 	byName map[string]*lane
 
@@ -314,12 +324,13 @@ type offer struct {
 }
 
 func newEvent(e *Engine, cfg EventConfig) *event {
-	ev := &event{e: e, cfg: cfg, byName: map[string]*lane{}, decisions: newDecisionLog(), lastCompl: map[string]uint64{}}
+	ev := &event{e: e, byName: map[string]*lane{}, decisions: newDecisionLog(), lastCompl: map[string]uint64{}}
 	liveOrigin := cfg.QueueOpensAt
 	if cfg.openFromStart {
 		since := e.clock().Add(-rejoinAfter - 2*cfg.Tranche)
 		ev.floor, liveOrigin = max(0, trancheAt(&cfg, since)), since
 	}
+	ev.cfgp.Store(&cfg)
 	ev.setControl(&Control{})
 	ev.revoked.Store(&map[string]time.Time{})
 	ev.bars.Store(&map[VisitorID]VisitorBar{})
@@ -344,8 +355,17 @@ func newEvent(e *Engine, cfg EventConfig) *event {
 	return ev
 }
 
+// lookup returns the event id names (nil: none), without a lock.
+func (e *Engine) lookup(id string) *event { return (*e.events.Load())[id] }
+
+// all is the current event set; the caller must not change it.
+func (e *Engine) all() map[string]*event { return *e.events.Load() }
+
+// conf is the event's configuration in force.
+func (ev *event) conf() *EventConfig { return ev.cfgp.Load() }
+
 func (e *Engine) event(id string) (*event, error) {
-	ev := e.events[id]
+	ev := e.lookup(id)
 	if ev == nil {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownEvent, id)
 	}
@@ -354,15 +374,15 @@ func (e *Engine) event(id string) (*event, error) {
 
 // state is the event's state at t.
 func (ev *event) state(t time.Time) State {
-	c := ev.control.Load()
+	c, cfg := ev.control.Load(), ev.conf()
 	switch {
-	case c.Closed || (!ev.cfg.ClosesAt.IsZero() && !t.Before(ev.cfg.ClosesAt)):
+	case c.Closed || (!cfg.ClosesAt.IsZero() && !t.Before(cfg.ClosesAt)):
 		return StateClosed
 	case c.SoldOut:
 		return StateSoldOut
-	case t.Before(ev.cfg.QueueOpensAt):
+	case t.Before(cfg.QueueOpensAt):
 		return StateScheduled
-	case t.Before(ev.cfg.OnSaleAt):
+	case t.Before(cfg.OnSaleAt):
 		return StatePrequeue
 	case c.Maintenance:
 		return StateMaintenance
@@ -379,13 +399,13 @@ func (ev *event) mode() Mode {
 	if m := ev.control.Load().Mode; m.Valid() {
 		return m
 	}
-	return ev.cfg.Mode
+	return ev.conf().Mode
 }
 
 // setControl installs an operator's control on this replica.
 func (ev *event) setControl(c *Control) {
 	ev.control.Store(c)
-	ev.gate.update(c, ev.cfg.Mode)
+	ev.gate.update(c, ev.conf().Mode)
 }
 
 // caps are the configured caps unless an operator replaced them.
@@ -393,5 +413,5 @@ func (ev *event) caps() Caps {
 	if c := ev.control.Load().Caps; c != nil {
 		return *c
 	}
-	return ev.cfg.Caps
+	return ev.conf().Caps
 }

@@ -48,9 +48,10 @@ func (g *Gate) update(c *Control, mode Mode) {
 }
 
 // Gate returns the event's gate (nil for an unknown event). The pointer
-// stays valid for the engine's life.
+// stays valid while the event is configured; an Apply that removes or
+// rebuilds the event ends it (see Apply), so keepers read it again.
 func (e *Engine) Gate(id string) *Gate {
-	ev := e.events[id]
+	ev := e.lookup(id)
 	if ev == nil {
 		return nil
 	}
@@ -107,7 +108,7 @@ func (ev *event) mayEnter(ctx context.Context, now time.Time) (bool, error) {
 	if ev.queued() || now.UnixNano() < ev.slots.emptyUntil.Load() {
 		return false, nil
 	}
-	ok, err := ev.e.opts.Store.TakeSlot(ctx, ev.cfg.ID)
+	ok, err := ev.e.opts.Store.TakeSlot(ctx, ev.conf().ID)
 	if err != nil {
 		return false, fmt.Errorf("%w: %v", ErrStoreDown, err)
 	}
@@ -122,8 +123,8 @@ func (ev *event) mayEnter(ctx context.Context, now time.Time) (bool, error) {
 func (ev *event) straightPass(v VisitorID, binding string, now time.Time) *Pass {
 	ev.passed.Add(1)
 	ev.minted.Add(1)
-	return &Pass{ID: NewPassIDFor(v), Event: ev.cfg.ID, Visitor: v, Lane: PublicLane, Binding: binding,
-		IssuedAt: now, ExpiresAt: now.Add(ev.cfg.SessionDuration), AdmittedAt: now.Truncate(time.Second)}
+	return &Pass{ID: NewPassIDFor(v), Event: ev.conf().ID, Visitor: v, Lane: PublicLane, Binding: binding,
+		IssuedAt: now, ExpiresAt: now.Add(ev.conf().SessionDuration), AdmittedAt: now.Truncate(time.Second)}
 }
 
 // queued reports whether this replica knows of anyone waiting: drawn and
@@ -141,13 +142,13 @@ func (ev *event) queued() bool {
 // its slots were taken; the new grant is made by regrant once the
 // controller has decided.
 func (ev *event) closeGrant(ctx context.Context) (int, error) {
-	return ev.e.opts.Store.GrantSlots(ctx, ev.cfg.ID, 0, ev.grantTTL())
+	return ev.e.opts.Store.GrantSlots(ctx, ev.conf().ID, 0, ev.grantTTL())
 }
 
 // regrant grants n pass-through slots until the next tick (or a few, if
 // this leader dies).
 func (ev *event) regrant(ctx context.Context, n int) error {
-	_, err := ev.e.opts.Store.GrantSlots(ctx, ev.cfg.ID, n, ev.grantTTL())
+	_, err := ev.e.opts.Store.GrantSlots(ctx, ev.conf().ID, n, ev.grantTTL())
 	if err == nil && n > 0 {
 		ev.slots.emptyUntil.Store(0)
 	}
@@ -155,4 +156,4 @@ func (ev *event) regrant(ctx context.Context, n int) error {
 }
 
 // grantTTL is how long a grant lasts without the next one.
-func (ev *event) grantTTL() time.Duration { return 3 * ev.cfg.Controller.Tick }
+func (ev *event) grantTTL() time.Duration { return 3 * ev.conf().Controller.Tick }

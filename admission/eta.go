@@ -75,7 +75,7 @@ const (
 // observed is the lane's mean pace so far (0: none yet).
 func (l *lane) priorRates(observed float64) (lo, mid, hi float64) {
 	ev := l.event
-	mid = ev.cfg.Controller.ExpectedRate / 60
+	mid = ev.conf().Controller.ExpectedRate / 60
 	if !(mid > 0) && observed > 0 {
 		mid = observed
 	} else {
@@ -84,7 +84,7 @@ func (l *lane) priorRates(observed float64) (lo, mid, hi float64) {
 			if limit <= 0 {
 				limit = float64(ev.ctrl.cfg.InitialActive)
 			}
-			mid = limit / ev.cfg.SessionDuration.Seconds()
+			mid = limit / ev.conf().SessionDuration.Seconds()
 		}
 		mid *= l.shareOfAdmissions()
 	}

@@ -64,11 +64,11 @@ func (e *Engine) Audit(ctx context.Context, id, laneName string, tranche, offset
 		return DrawAudit{}, fmt.Errorf("%w: %q", ErrUnknownLane, laneName)
 	}
 	now := e.clock()
-	if tranche < 0 || tranche > trancheAt(&ev.cfg, now)+1 || now.Before(ev.cfg.QueueOpensAt) {
+	if tranche < 0 || tranche > trancheAt(ev.conf(), now)+1 || now.Before(ev.conf().QueueOpensAt) {
 		return DrawAudit{}, ErrNotDrawnYet
 	}
 	a := DrawAudit{Event: id, Lane: laneName, Tranche: tranche, Offset: offset}
-	a.trancheTimes(&ev.cfg, tranche)
+	a.trancheTimes(ev.conf(), tranche)
 	l.mu.RLock()
 	d := l.draws[tranche]
 	l.mu.RUnlock()
@@ -111,7 +111,7 @@ func (e *Engine) Revoke(ctx context.Context, id, passID string, until time.Time)
 
 // Revoked reports whether a pass is revoked.
 func (e *Engine) Revoked(id, passID string) bool {
-	ev := e.events[id]
+	ev := e.lookup(id)
 	if ev == nil {
 		return false
 	}
@@ -210,7 +210,7 @@ func (e *Engine) Config(id string) (EventConfig, error) {
 	if err != nil {
 		return EventConfig{}, err
 	}
-	return ev.cfg, nil
+	return *ev.conf(), nil
 }
 
 // Lease returns how long an event's leadership lasts without renewal: a
@@ -226,13 +226,13 @@ func (e *Engine) Lease(id string) time.Duration {
 // lease is the event's lease length: Options.Lease, at least
 // minLeaseTicks ticks.
 func (ev *event) lease() time.Duration {
-	return max(ev.e.opts.Lease, minLeaseTicks*ev.cfg.Controller.Tick)
+	return max(ev.e.opts.Lease, minLeaseTicks*ev.conf().Controller.Tick)
 }
 
 // Events lists the configured events' ids.
 func (e *Engine) Events() []string {
-	ids := make([]string, 0, len(e.events))
-	for id := range e.events {
+	ids := make([]string, 0, len(e.all()))
+	for id := range e.all() {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)

@@ -74,7 +74,7 @@ type LaneFigures struct {
 // regulate runs the controller and raises the serving counters.
 func (ev *event) regulate(ctx context.Context, now time.Time) error {
 	s := ev.e.opts.Store
-	id := ev.cfg.ID
+	id := ev.conf().ID
 	if !ev.restored {
 		if b, err := s.LoadController(ctx, id); err == nil && b != nil {
 			if err := ev.ctrl.RestoreState(b); err != nil {
@@ -115,8 +115,8 @@ func (ev *event) regulate(ctx context.Context, now time.Time) error {
 		return err
 	}
 	remaining, known := 0, false
-	if ev.e.opts.Inventory != nil && ev.cfg.InventoryEvent != "" {
-		remaining, known = ev.e.opts.Inventory.Remaining(ev.cfg.InventoryEvent)
+	if ev.e.opts.Inventory != nil && ev.conf().InventoryEvent != "" {
+		remaining, known = ev.e.opts.Inventory.Remaining(ev.conf().InventoryEvent)
 	}
 	cutoff := now.Add(-time.Minute)
 	ev.admits = slices.DeleteFunc(ev.admits, func(a admitted) bool { return !a.at.After(cutoff) })
@@ -187,7 +187,7 @@ func (ev *event) letThrough(ctx context.Context, now time.Time) error {
 		if last <= l.serving.Load() {
 			continue
 		}
-		v, err := ev.e.opts.Store.Advance(ctx, ev.cfg.ID, l.cfg.Name, last)
+		v, err := ev.e.opts.Store.Advance(ctx, ev.conf().ID, l.cfg.Name, last)
 		if err != nil {
 			return err
 		}
@@ -276,7 +276,7 @@ func (ev *event) advance(ctx context.Context, l *lane, n int, rate float64, alon
 	from := l.serving.Load() + 1
 	last := l.last.Load()
 	limit := uint64(4*target + 100) // never run far ahead on stale liveness
-	gone := now.Add(-ev.cfg.NoShowGrace)
+	gone := now.Add(-ev.conf().NoShowGrace)
 	drawnAt := l.drawTimes(from)
 	k, offered, skipped := from, 0, 0
 	for offered < target && k <= last && k-from < limit {
@@ -296,7 +296,7 @@ func (ev *event) advance(ctx context.Context, l *lane, n int, rate float64, alon
 	if to < from {
 		return 0, nil
 	}
-	v, err := ev.e.opts.Store.Advance(ctx, ev.cfg.ID, l.cfg.Name, to)
+	v, err := ev.e.opts.Store.Advance(ctx, ev.conf().ID, l.cfg.Name, to)
 	if err != nil {
 		return 0, err
 	}
@@ -337,7 +337,7 @@ type arrivals struct{ offered, pending, lateOffered, latePending, unarrived int 
 // grace and a no-show after it.
 func (ev *event) pendingAndNoShows(ctx context.Context, now time.Time) (int, arrivals, float64, error) {
 	var arriving arrivals
-	grace := ev.cfg.NoShowGrace
+	grace := ev.conf().NoShowGrace
 	oldest := now.Add(-ev.offerMemory())
 	pending, offeredOld, usedOld := 0, 0, 0
 	for _, l := range ev.lanes {
@@ -362,7 +362,7 @@ func (ev *event) pendingAndNoShows(ctx context.Context, now time.Time) (int, arr
 				}
 			}
 			claimedFrom = old.from
-			if claimed, err = ev.e.opts.Store.Claimed(ctx, ev.cfg.ID, l.cfg.Name, old.from, last.to); err != nil {
+			if claimed, err = ev.e.opts.Store.Claimed(ctx, ev.conf().ID, l.cfg.Name, old.from, last.to); err != nil {
 				return 0, arriving, 0, err
 			}
 		}
@@ -371,7 +371,7 @@ func (ev *event) pendingAndNoShows(ctx context.Context, now time.Time) (int, arr
 			if age > grace {
 				for k := o.from; k <= o.to && claimed != nil; k++ {
 					if i := k - claimedFrom; i < uint64(len(claimed)) && claimed[i] && !used[k-from] &&
-						age <= grace+ev.cfg.SessionDuration {
+						age <= grace+ev.conf().SessionDuration {
 						arriving.unarrived++
 					}
 				}
@@ -429,7 +429,7 @@ func (ev *event) releaseLate(now time.Time) {
 		}
 		clear(l.late)
 		for n, at := range l.lateOK {
-			if now.Sub(at) > ev.cfg.NoShowGrace+ev.cfg.SessionDuration {
+			if now.Sub(at) > ev.conf().NoShowGrace+ev.conf().SessionDuration {
 				delete(l.lateOK, n)
 			}
 		}

@@ -14,14 +14,14 @@ import "time"
 // before renewal existed), its expiry is already the end of its session,
 // or the event is unknown. It does no I/O and takes no lock.
 func (e *Engine) RenewAt(id string, p *Pass) time.Time {
-	ev := e.events[id]
+	ev := e.lookup(id)
 	if ev == nil || p.AdmittedAt.IsZero() {
 		return time.Time{}
 	}
-	if !p.ExpiresAt.Before(sessionEnd(&ev.cfg, p)) {
+	if !p.ExpiresAt.Before(sessionEnd(ev.conf(), p)) {
 		return time.Time{}
 	}
-	return p.ExpiresAt.Add(-ev.cfg.SessionDuration / 2)
+	return p.ExpiresAt.Add(-ev.conf().SessionDuration / 2)
 }
 
 // SessionEnd returns when the session of a pass of event id ends at the
@@ -30,11 +30,11 @@ func (e *Engine) RenewAt(id string, p *Pass) time.Time {
 // the pass's expiry for a pass without AdmittedAt (or of an unknown
 // event).
 func (e *Engine) SessionEnd(id string, p *Pass) time.Time {
-	ev := e.events[id]
+	ev := e.lookup(id)
 	if ev == nil || p.AdmittedAt.IsZero() {
 		return p.ExpiresAt
 	}
-	if end := sessionEnd(&ev.cfg, p); end.After(p.ExpiresAt) {
+	if end := sessionEnd(ev.conf(), p); end.After(p.ExpiresAt) {
 		return end
 	}
 	return p.ExpiresAt
@@ -53,8 +53,8 @@ func sessionEnd(cfg *EventConfig, p *Pass) time.Time {
 // (whatever the bar's start: a visitor whose origin said complete keeps
 // their pass for the grace but gets no longer one).
 func (e *Engine) Renewable(id string, p *Pass, now time.Time) bool {
-	ev := e.events[id]
-	if ev == nil || p.AdmittedAt.IsZero() || !p.ExpiresAt.Before(sessionEnd(&ev.cfg, p)) {
+	ev := e.lookup(id)
+	if ev == nil || p.AdmittedAt.IsZero() || !p.ExpiresAt.Before(sessionEnd(ev.conf(), p)) {
 		return false
 	}
 	if _, barred := ev.barred(p.Visitor); barred {
@@ -76,7 +76,11 @@ func (e *Engine) RenewPass(id string, p *Pass, now time.Time) (Pass, bool) {
 	if !e.Renewable(id, p, now) {
 		return Pass{}, false
 	}
-	cfg := &e.events[id].cfg
+	ev := e.lookup(id)
+	if ev == nil {
+		return Pass{}, false
+	}
+	cfg := ev.conf()
 	now = now.Truncate(time.Second)
 	exp := minTime(now.Add(cfg.SessionDuration), sessionEnd(cfg, p)).Truncate(time.Second)
 	if !exp.After(p.ExpiresAt) || !exp.After(now) || now.Before(p.AdmittedAt) {

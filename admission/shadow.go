@@ -61,7 +61,7 @@ func (ev *event) shadowed(v *VisitorID) bool {
 	if len(key) == 0 {
 		return false
 	}
-	tag := shadowTag(key, ev.cfg.ID, v)
+	tag := shadowTag(key, ev.conf().ID, v)
 	return hmac.Equal(tag[:], v[len(v)-shadowTagLen:])
 }
 
@@ -77,7 +77,7 @@ func (ev *event) newVisitor(shadow bool) (VisitorID, error) {
 			return v, nil
 		}
 		if shadow {
-			tag := shadowTag(ev.e.opts.ShadowKey, ev.cfg.ID, &v)
+			tag := shadowTag(ev.e.opts.ShadowKey, ev.conf().ID, &v)
 			copy(v[len(v)-shadowTagLen:], tag[:])
 			return v, nil
 		}
@@ -94,7 +94,7 @@ func (e *Engine) CanShadow() bool { return len(e.opts.ShadowKey) > 0 }
 // Shadowed reports whether visitor v of an event is in the shadow queue
 // (for operators and tests; the request path never needs to ask).
 func (e *Engine) Shadowed(id string, v VisitorID) bool {
-	ev := e.events[id]
+	ev := e.lookup(id)
 	return ev != nil && ev.shadowed(&v)
 }
 

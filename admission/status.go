@@ -55,8 +55,8 @@ func (e *Engine) status(ctx context.Context, ev *event, t Ticket, now time.Time)
 	if l == nil {
 		return StatusResult{}, fmt.Errorf("%w: %q", ErrUnknownLane, t.Lane)
 	}
-	res := StatusResult{Ticket: t, Status: Status{Event: ev.cfg.ID, Lane: t.Lane, Position: -1,
-		ETA: ETA{Seconds: -1, Low: -1, High: -1}, Refresh: DefaultRefresh, OnSaleAt: ev.cfg.OnSaleAt}}
+	res := StatusResult{Ticket: t, Status: Status{Event: ev.conf().ID, Lane: t.Lane, Position: -1,
+		ETA: ETA{Seconds: -1, Low: -1, High: -1}, Refresh: DefaultRefresh, OnSaleAt: ev.conf().OnSaleAt}}
 	st := ev.state(now)
 	switch st {
 	case StateScheduled:
@@ -152,7 +152,7 @@ func (ev *event) number(ctx context.Context, l *lane, t *Ticket, now time.Time) 
 		// leader passed it by as empty: the visitor's join raced its
 		// close. The time limit is a backstop for a tranche nobody drew
 		// after (a big draw takes seconds, never minutes).
-		if l.drawnTo.Load() > int64(t.Tranche) || now.After(trancheCloses(&ev.cfg, t.Tranche).Add(rejoinAfter)) {
+		if l.drawnTo.Load() > int64(t.Tranche) || now.After(trancheCloses(ev.conf(), t.Tranche).Add(rejoinAfter)) {
 			return ev.rejoin(ctx, l, t, now)
 		}
 		return 0, false, nil
@@ -172,7 +172,7 @@ func (ev *event) number(ctx context.Context, l *lane, t *Ticket, now time.Time) 
 // draw (it raced the close) into the current tranche, same visitor id.
 func (ev *event) rejoin(ctx context.Context, l *lane, t *Ticket, now time.Time) (uint64, bool, error) {
 	ev.e.log.Warn("admission: visitor missing from a drawn tranche; placing them in the current one",
-		"event", ev.cfg.ID, "lane", l.cfg.Name, "tranche", t.Tranche)
+		"event", ev.conf().ID, "lane", l.cfg.Name, "tranche", t.Tranche)
 	nt, err := ev.place(ctx, l, t.Visitor, t.Binding, now)
 	if err != nil {
 		return 0, false, err
@@ -183,7 +183,7 @@ func (ev *event) rejoin(ctx context.Context, l *lane, t *Ticket, now time.Time) 
 
 // undrawnStatus answers a visitor whose tranche is not drawn yet.
 func (ev *event) undrawnStatus(l *lane, res *StatusResult, st State, now time.Time) {
-	drawAt := trancheCloses(&ev.cfg, res.Ticket.Tranche).Add(joinMargin)
+	drawAt := trancheCloses(ev.conf(), res.Ticket.Tranche).Add(joinMargin)
 	res.Status.DrawAt = drawAt
 	res.Status.Kind = StatusWaitingForDraw
 	if st == StatePrequeue {
@@ -218,7 +218,7 @@ func (ev *event) admit(ctx context.Context, l *lane, res StatusResult, now time.
 	res.Status.Position = 0
 	res.Status.ETA = ETA{}
 	res.Status.Refresh = time.Second
-	grace, session := ev.cfg.NoShowGrace, ev.cfg.SessionDuration
+	grace, session := ev.conf().NoShowGrace, ev.conf().SessionDuration
 	reachedAt := l.reachedAt(n)
 	anchor := reachedAt
 	if b, ok := ev.barred(res.Ticket.Visitor); ok {
@@ -256,7 +256,7 @@ func (ev *event) admit(ctx context.Context, l *lane, res StatusResult, now time.
 			anchor = okAt
 			break
 		}
-		claimed, err := ev.e.opts.Store.Claimed(ctx, ev.cfg.ID, l.cfg.Name, n, n)
+		claimed, err := ev.e.opts.Store.Claimed(ctx, ev.conf().ID, l.cfg.Name, n, n)
 		if err == nil && len(claimed) == 1 && claimed[0] {
 			l.claimed.set(n)
 			break
@@ -272,13 +272,13 @@ func (ev *event) admit(ctx context.Context, l *lane, res StatusResult, now time.
 	}
 
 	if l.claimed.set(n) {
-		if err := ev.e.opts.Store.Claim(ctx, ev.cfg.ID, l.cfg.Name, n); err != nil {
-			ev.e.log.Warn("admission: recording a claim failed", "event", ev.cfg.ID, "err", err)
+		if err := ev.e.opts.Store.Claim(ctx, ev.conf().ID, l.cfg.Name, n); err != nil {
+			ev.e.log.Warn("admission: recording a claim failed", "event", ev.conf().ID, "err", err)
 		}
 	}
 	res.Status.Kind = StatusAdmitted
 	ev.minted.Add(1)
-	res.Pass = &Pass{ID: NewPassIDFor(res.Ticket.Visitor), Event: ev.cfg.ID, Visitor: res.Ticket.Visitor, Lane: l.cfg.Name, Number: n,
+	res.Pass = &Pass{ID: NewPassIDFor(res.Ticket.Visitor), Event: ev.conf().ID, Visitor: res.Ticket.Visitor, Lane: l.cfg.Name, Number: n,
 		Binding: res.Ticket.Binding, IssuedAt: now, ExpiresAt: minTime(now.Add(session), until),
 		// The session began with the turn, so polling again within it does
 		// not start a new one (MaxSession counts from here).
@@ -295,9 +295,9 @@ func (ev *event) letIn(l *lane, res StatusResult, now time.Time) (StatusResult, 
 	}
 	res.Status.Kind, res.Status.Position, res.Status.ETA, res.Status.Refresh = StatusAdmitted, 0, ETA{}, time.Second
 	ev.minted.Add(1)
-	res.Pass = &Pass{ID: NewPassIDFor(res.Ticket.Visitor), Event: ev.cfg.ID, Visitor: res.Ticket.Visitor,
+	res.Pass = &Pass{ID: NewPassIDFor(res.Ticket.Visitor), Event: ev.conf().ID, Visitor: res.Ticket.Visitor,
 		Lane: l.cfg.Name, Number: res.Ticket.Number, Binding: res.Ticket.Binding, IssuedAt: now,
-		ExpiresAt: now.Add(ev.cfg.SessionDuration), AdmittedAt: now.Truncate(time.Second)}
+		ExpiresAt: now.Add(ev.conf().SessionDuration), AdmittedAt: now.Truncate(time.Second)}
 	return res, true
 }
 

@@ -12,30 +12,36 @@ import (
 // draws and the controller; every replica follows the store.
 func (e *Engine) Tick(ctx context.Context) error {
 	var errs []error
-	for _, ev := range e.events {
+	for _, ev := range e.all() {
 		if err := ev.tick(ctx, e.clock()); err != nil {
-			errs = append(errs, fmt.Errorf("event %s: %w", ev.cfg.ID, err))
+			errs = append(errs, fmt.Errorf("event %s: %w", ev.conf().ID, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// Run ticks every event at its tick interval until ctx ends.
+// Run ticks every event at the shortest tick interval of the events
+// until ctx ends. After an Apply it ticks at the new interval.
 func (e *Engine) Run(ctx context.Context) {
-	tick := time.Hour
-	for _, ev := range e.events {
-		tick = min(tick, ev.cfg.Controller.Tick)
-	}
-	t := time.NewTicker(tick)
+	every := e.tickEvery()
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		if err := e.Tick(ctx); err != nil && ctx.Err() == nil {
 			e.log.Warn("admission: tick failed", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+		for next := false; !next; {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				next = true
+			case <-e.wake: // the event set changed: same rhythm, its interval
+				if d := e.tickEvery(); d != every {
+					every = d
+					t.Reset(d)
+				}
+			}
 		}
 	}
 }
@@ -45,7 +51,7 @@ func (ev *event) tick(ctx context.Context, now time.Time) error {
 	defer ev.tickMu.Unlock()
 	ev.decided = false
 	s := ev.e.opts.Store
-	id := ev.cfg.ID
+	id := ev.conf().ID
 	if c, err := s.Control(ctx, id); err == nil {
 		ev.setControl(&c)
 	}
@@ -88,11 +94,11 @@ func (ev *event) tick(ctx context.Context, now time.Time) error {
 
 // seedAndDraw gives open tranches their seeds and draws the closed ones.
 func (ev *event) seedAndDraw(ctx context.Context, now time.Time) error {
-	if now.Before(ev.cfg.QueueOpensAt) {
+	if now.Before(ev.conf().QueueOpensAt) {
 		return nil
 	}
 	s := ev.e.opts.Store
-	cur := trancheAt(&ev.cfg, now)
+	cur := trancheAt(ev.conf(), now)
 	var errs []error
 	for _, l := range ev.lanes {
 		// Seeds exist from the moment a tranche (and the next one) opens,
@@ -100,7 +106,7 @@ func (ev *event) seedAndDraw(ctx context.Context, now time.Time) error {
 		// event open from the start has no end of tranches: while its
 		// queue is empty a tranche is seeded by its first join instead
 		// (see place), so an idle room stores no seeds.
-		if !ev.cfg.openFromStart || ev.queued() {
+		if !ev.conf().openFromStart || ev.queued() {
 			for _, tr := range []int{cur, cur + 1} {
 				if _, err := ev.seed(ctx, l, tr); err != nil {
 					errs = append(errs, err)
@@ -109,10 +115,10 @@ func (ev *event) seedAndDraw(ctx context.Context, now time.Time) error {
 		}
 		// Draw every closed tranche after the last drawn or empty one.
 		for tr := max(l.scanned, int(l.drawnTo.Load()), ev.floor-1) + 1; tr < cur; tr++ {
-			if now.Before(trancheCloses(&ev.cfg, tr).Add(joinMargin)) {
+			if now.Before(trancheCloses(ev.conf(), tr).Add(joinMargin)) {
 				break
 			}
-			members, err := s.Members(ctx, ev.cfg.ID, l.cfg.Name, tr)
+			members, err := s.Members(ctx, ev.conf().ID, l.cfg.Name, tr)
 			if err != nil {
 				errs = append(errs, err)
 				break
@@ -128,7 +134,7 @@ func (ev *event) seedAndDraw(ctx context.Context, now time.Time) error {
 			}
 			ordered := Order(seed, members)
 			d := Draw{Tranche: tr, Seed: seed, First: l.last.Load() + 1, Count: uint64(len(ordered)), At: now}
-			if err := s.RecordDraw(ctx, ev.cfg.ID, l.cfg.Name, d); err != nil {
+			if err := s.RecordDraw(ctx, ev.conf().ID, l.cfg.Name, d); err != nil {
 				errs = append(errs, err) // another leader raced us: follow() loads its draw
 				break
 			}
@@ -145,7 +151,7 @@ func (ev *event) seed(ctx context.Context, l *lane, tr int) ([]byte, error) {
 	if _, err := io.ReadFull(ev.e.opts.Rand, proposal); err != nil {
 		return nil, err
 	}
-	return ev.e.opts.Store.Seed(ctx, ev.cfg.ID, l.cfg.Name, tr, proposal)
+	return ev.e.opts.Store.Seed(ctx, ev.conf().ID, l.cfg.Name, tr, proposal)
 }
 
 // install records a draw and its order in memory.
@@ -174,7 +180,7 @@ func (l *lane) install(d Draw, ordered []VisitorID) {
 // orders), serving counters, member counts of undrawn tranches.
 func (ev *event) follow(ctx context.Context, now time.Time) error {
 	s := ev.e.opts.Store
-	id := ev.cfg.ID
+	id := ev.conf().ID
 	var errs []error
 	for _, l := range ev.lanes {
 		draws, err := s.Draws(ctx, id, l.cfg.Name, int(l.drawnTo.Load()))
@@ -202,10 +208,10 @@ func (ev *event) follow(ctx context.Context, now time.Time) error {
 		// this bound an event whose queue stays empty (threshold mode,
 		// for days) would count every tranche since its last draw at
 		// every tick.
-		cur := trancheAt(&ev.cfg, now)
-		from := max(int(l.drawnTo.Load()), ev.floor-1, trancheAt(&ev.cfg, now.Add(-rejoinAfter))-1) + 1
+		cur := trancheAt(ev.conf(), now)
+		from := max(int(l.drawnTo.Load()), ev.floor-1, trancheAt(ev.conf(), now.Add(-rejoinAfter))-1) + 1
 		counts := map[int]int{}
-		for tr := from; tr <= cur && !now.Before(ev.cfg.QueueOpensAt); tr++ {
+		for tr := from; tr <= cur && !now.Before(ev.conf().QueueOpensAt); tr++ {
 			n, err := s.MemberCount(ctx, id, l.cfg.Name, tr)
 			if err != nil {
 				errs = append(errs, err)

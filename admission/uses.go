@@ -107,7 +107,7 @@ func (u *useBuffer) add(l *lane, n uint64) bool {
 // request. Passes without a number (let straight through) and numbers
 // this replica already noted are taken at once.
 func (e *Engine) NoteUse(id string, p *Pass) bool {
-	ev := e.events[id]
+	ev := e.lookup(id)
 	if ev == nil {
 		return true
 	}
@@ -163,7 +163,7 @@ func (ev *event) flushUses(ctx context.Context) error {
 		if len(nums) == 0 {
 			continue
 		}
-		if err := ev.e.opts.Store.MarkUsed(ctx, ev.cfg.ID, l.cfg.Name, nums); err != nil {
+		if err := ev.e.opts.Store.MarkUsed(ctx, ev.conf().ID, l.cfg.Name, nums); err != nil {
 			errs = append(errs, fmt.Errorf("recording %d pass uses: %w", len(nums), err))
 			if errors.Is(err, ErrBadNumbers) {
 				u.dropped.Add(int64(len(nums))) // never taken: numbers beyond the store's
@@ -194,7 +194,7 @@ func (ev *event) usedRange(ctx context.Context, l *lane, from, to uint64) ([]boo
 		if hi-lo >= MaxUsedSpan {
 			hi = lo + MaxUsedSpan - 1
 		}
-		b, err := ev.e.opts.Store.Used(ctx, ev.cfg.ID, l.cfg.Name, lo, hi)
+		b, err := ev.e.opts.Store.Used(ctx, ev.conf().ID, l.cfg.Name, lo, hi)
 		if err != nil {
 			return nil, err
 		}
