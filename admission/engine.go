@@ -27,6 +27,8 @@ type Engine struct {
 	events  atomic.Pointer[map[string]*event]
 	applyMu sync.Mutex
 	wake    chan struct{}
+	// every is Run's tick interval (0 until Run starts).
+	every atomic.Int64
 }
 
 // Options configure an Engine.
@@ -228,6 +230,9 @@ type event struct {
 	floor int
 	// gate is what the proxy's gate reads without a lock (see Gate).
 	gate Gate
+	// lastTick is when this replica's last tick of the event began
+	// (Unix ns; 0: none yet).
+	lastTick atomic.Int64
 	// slots is this replica's view of the pass-through slots (see
 	// enter.go).
 	slots slotCache

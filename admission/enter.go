@@ -29,7 +29,16 @@ import (
 type Gate struct {
 	maint atomic.Bool
 	open  atomic.Bool
+	// notice is the operator's notice; the pointer changes only when
+	// the notice does, so a reader can cache what it made of it.
+	notice atomic.Pointer[Notice]
 }
+
+// Notice returns the event's notice to visitors (nil: none). The pointer
+// stays the same until the notice changes, and what it points to is
+// never changed: callers may cache what they derive from it keyed by
+// the pointer, and must not change it.
+func (g *Gate) Notice() *Notice { return g.notice.Load() }
 
 // Maintenance reports whether gated requests get the maintenance page.
 func (g *Gate) Maintenance() bool { return g.maint.Load() }
@@ -45,6 +54,9 @@ func (g *Gate) update(c *Control, mode Mode) {
 	}
 	g.maint.Store(c.Maintenance)
 	g.open.Store(!c.Maintenance && !c.Closed && !c.SoldOut && (c.Passthrough || mode == ModeThreshold))
+	if old := g.notice.Load(); !old.Equal(c.Notice) {
+		g.notice.Store(c.Notice.Clone())
+	}
 }
 
 // Gate returns the event's gate (nil for an unknown event). The pointer

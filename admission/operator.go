@@ -126,8 +126,8 @@ func (e *Engine) SetControl(ctx context.Context, id string, c Control) error {
 	if err != nil {
 		return err
 	}
-	if c.Mode != "" && !c.Mode.Valid() {
-		return fmt.Errorf("%w: unknown mode %q", ErrBadControl, c.Mode)
+	if err := c.check(); err != nil {
+		return err
 	}
 	if err := e.opts.Store.SetControl(ctx, id, c); err != nil {
 		return fmt.Errorf("%w: %v", ErrStoreDown, err)
@@ -153,15 +153,55 @@ func (e *Engine) UpdateControl(ctx context.Context, id string, fn func(c *Contro
 		caps := *c.Caps
 		c.Caps = &caps
 	}
+	c.Notice = c.Notice.Clone()
 	fn(&c)
-	if c.Mode != "" && !c.Mode.Valid() {
-		return Control{}, fmt.Errorf("%w: unknown mode %q", ErrBadControl, c.Mode)
+	if err := c.check(); err != nil {
+		return Control{}, err
 	}
 	if err := e.opts.Store.SetControl(ctx, id, c); err != nil {
 		return Control{}, fmt.Errorf("%w: %v", ErrStoreDown, err)
 	}
 	ev.setControl(&c)
 	return c, nil
+}
+
+// check reports an operator's overrides the engine cannot apply.
+func (c *Control) check() error {
+	if c.Mode != "" && !c.Mode.Valid() {
+		return fmt.Errorf("%w: unknown mode %q", ErrBadControl, c.Mode)
+	}
+	if c.Notice != nil {
+		if err := c.Notice.Check(); err != nil {
+			return fmt.Errorf("%w: notice: %w", ErrBadControl, err)
+		}
+	}
+	return nil
+}
+
+// NextTick returns when the event's controller next runs, taking the
+// operator's control as it is by then (caps set now bind from that
+// tick): on the leader the time its next tick is due, on a follower
+// (which cannot know the leader's phase) now plus one tick interval,
+// which bounds it.
+func (e *Engine) NextTick(id string) (time.Time, error) {
+	ev, err := e.event(id)
+	if err != nil {
+		return time.Time{}, err
+	}
+	now := e.clock()
+	every := time.Duration(e.every.Load())
+	if every <= 0 {
+		every = ev.conf().Controller.Tick
+	}
+	last := ev.lastTick.Load()
+	if !ev.leader.Load() || last == 0 {
+		return now.Add(every), nil
+	}
+	next := time.Unix(0, last).Add(every)
+	if next.Before(now) {
+		return now, nil // a tick is due or under way: it reads the control first
+	}
+	return next, nil
 }
 
 // Control returns an event's current operator overrides.

@@ -24,6 +24,7 @@ func (e *Engine) Tick(ctx context.Context) error {
 // until ctx ends. After an Apply it ticks at the new interval.
 func (e *Engine) Run(ctx context.Context) {
 	every := e.tickEvery()
+	e.every.Store(int64(every))
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -39,6 +40,7 @@ func (e *Engine) Run(ctx context.Context) {
 			case <-e.wake: // the event set changed: same rhythm, its interval
 				if d := e.tickEvery(); d != every {
 					every = d
+					e.every.Store(int64(d))
 					t.Reset(d)
 				}
 			}
@@ -50,6 +52,7 @@ func (ev *event) tick(ctx context.Context, now time.Time) error {
 	ev.tickMu.Lock()
 	defer ev.tickMu.Unlock()
 	ev.decided = false
+	ev.lastTick.Store(now.UnixNano())
 	s := ev.e.opts.Store
 	id := ev.conf().ID
 	if c, err := s.Control(ctx, id); err == nil {

@@ -250,6 +250,9 @@ type Control struct {
 	Mode Mode `json:"mode,omitempty"`
 	// Caps, when set, replace the configured caps.
 	Caps *Caps `json:"caps,omitempty"`
+	// Notice, when set, is a message for the event's visitors, shown on
+	// the waiting-room page and in the status JSON.
+	Notice *Notice `json:"notice,omitempty"`
 }
 
 // Measurements are what the proxy measured of the origin's traffic from

@@ -57,12 +57,16 @@ const maxAdminBody = 64 << 10
 //	DELETE /admin/v1/events/{id}/caps         back to the configured caps
 //	POST   /admin/v1/events/{id}/revoke       {"pass_id":"..."} or {"visitor_id":"..."}:
 //	                                          bar a visitor (and that pass); 404 if unknown
+//	PUT    /admin/v1/events/{id}/notice       {"text":"...","texts":{"de":"..."}}: a message on
+//	                                          the waiting-room page and in the status JSON
+//	DELETE /admin/v1/events/{id}/notice
 //	GET    /metrics                           Prometheus
 //	GET    /healthz                           the process is up
 //	GET    /readyz                            it can serve
 //
 // Every change is applied through the admission store, so every replica
-// follows within a tick, and logged.
+// follows within a tick, and logged; its answer is the event as it is
+// after the change.
 func (p *Proxy) Admin(opts AdminOptions) (http.Handler, error) {
 	if len(opts.Token) < 16 {
 		return nil, errors.New("proxy: the admin API needs a token of at least 16 characters")
@@ -105,6 +109,9 @@ func (p *Proxy) Admin(opts AdminOptions) (http.Handler, error) {
 	mux.Handle("DELETE /admin/v1/events/{id}/caps", a.auth(a.control("caps-reset",
 		func(c *admission.Control) { c.Caps = nil })))
 	mux.Handle("POST /admin/v1/events/{id}/revoke", a.auth(http.HandlerFunc(a.revoke)))
+	mux.Handle("PUT /admin/v1/events/{id}/notice", a.auth(http.HandlerFunc(a.setNotice)))
+	mux.Handle("DELETE /admin/v1/events/{id}/notice", a.auth(a.control("notice-clear",
+		func(c *admission.Control) { c.Notice = nil })))
 	mux.Handle("PUT /admin/v1/events/{id}/mode", a.auth(http.HandlerFunc(a.setMode)))
 	mux.Handle("DELETE /admin/v1/events/{id}/mode", a.auth(a.control("mode-reset",
 		func(c *admission.Control) { c.Mode = "" })))
@@ -164,8 +171,9 @@ type eventView struct {
 	QueueOpensAt  time.Time           `json:"queue_opens_at"`
 	OnSaleAt      time.Time           `json:"on_sale_at"`
 	ClosesAt      *time.Time          `json:"closes_at,omitempty"`
-	Control       admission.Control   `json:"control"`
+	Control       controlView         `json:"control"`
 	Caps          capsView            `json:"caps"`
+	Notice        *noticeView         `json:"notice"`
 	Limit         int                 `json:"limit"`
 	Admitted1m    int                 `json:"admitted_last_minute"`
 	NoShowRate    float64             `json:"no_show_rate"`
@@ -178,9 +186,42 @@ type eventView struct {
 	Lanes         map[string]laneView `json:"lanes"`
 }
 
+// capsView are the caps in force: the operator's, else the configured
+// ones. EffectiveAt is when they bind: the controller's next tick, which
+// reads them (set only in the answer to a change of the caps).
 type capsView struct {
-	MaxActive       int `json:"max_active"`
-	MaxNewPerMinute int `json:"max_new_per_minute"`
+	MaxActive       int        `json:"max_active"`
+	MaxNewPerMinute int        `json:"max_new_per_minute"`
+	EffectiveAt     *time.Time `json:"effective_at,omitempty"`
+}
+
+// controlView is an admission.Control as the operator API shows it:
+// snake_case throughout (admission.Caps has no JSON names of its own; the
+// stores keep it as they always have).
+type controlView struct {
+	Paused      bool           `json:"paused,omitempty"`
+	Closed      bool           `json:"closed,omitempty"`
+	SoldOut     bool           `json:"sold_out,omitempty"`
+	Maintenance bool           `json:"maintenance,omitempty"`
+	Passthrough bool           `json:"passthrough,omitempty"`
+	Mode        admission.Mode `json:"mode,omitempty"`
+	// Caps are the operator's caps (absent: the configured ones).
+	Caps *capsView `json:"caps,omitempty"`
+}
+
+// noticeView is an event's notice to visitors.
+type noticeView struct {
+	Text  string            `json:"text"`
+	Texts map[string]string `json:"texts,omitempty"`
+}
+
+func viewControl(c admission.Control) controlView {
+	v := controlView{Paused: c.Paused, Closed: c.Closed, SoldOut: c.SoldOut, Maintenance: c.Maintenance,
+		Passthrough: c.Passthrough, Mode: c.Mode}
+	if c.Caps != nil {
+		v.Caps = &capsView{MaxActive: c.Caps.MaxActive, MaxNewPerMinute: c.Caps.MaxNewPerMinute}
+	}
+	return v
 }
 
 type originView struct {
@@ -222,13 +263,17 @@ func (a *admin) view(id string) (eventView, error) {
 	e := a.p.engine
 	v := eventView{ID: id, State: e.State(id), Mode: e.Mode(id), ConfiguredMode: cfg.Mode, Queueing: e.Queueing(id),
 		Slots: f.Slots, PassedThrough: f.PassedThrough, Leader: f.Leader, QueueOpensAt: cfg.QueueOpensAt.UTC(),
-		OnSaleAt: cfg.OnSaleAt.UTC(), Control: c, Caps: capsView(caps), Limit: f.Limit,
+		OnSaleAt: cfg.OnSaleAt.UTC(), Control: viewControl(c),
+		Caps: capsView{MaxActive: caps.MaxActive, MaxNewPerMinute: caps.MaxNewPerMinute}, Limit: f.Limit,
 		Admitted1m: f.Admitted1m, NoShowRate: f.NoShowRate, Pending: f.Pending,
 		Unarrived: f.Unarrived, Replicas: f.Replicas, Minted: f.Minted, Redeemed: f.Redeemed,
 		Origin: originView{RequestRate: f.Last.RequestRate, LatencyP50: ms(f.Last.LatencyP50),
 			LatencyP95: ms(f.Last.LatencyP95), ErrorRate: f.Last.ErrorRate, InFlight: f.Last.InFlight,
 			Active: f.Last.Active, Completions: f.Last.Completions},
 		Lanes: make(map[string]laneView, len(f.Lanes))}
+	if c.Notice != nil {
+		v.Notice = &noticeView{Text: c.Notice.Text, Texts: c.Notice.Texts}
+	}
 	if !cfg.ClosesAt.IsZero() {
 		t := cfg.ClosesAt.UTC()
 		v.ClosesAt = &t
@@ -271,6 +316,9 @@ func (a *admin) control(verb string, fn func(c *admission.Control)) http.Handler
 	})
 }
 
+// update applies one operator change and answers with the event as it
+// is after it; a change of the caps says when they bind
+// (caps.effective_at: the controller's next tick).
 func (a *admin) update(w http.ResponseWriter, r *http.Request, verb string, fn func(c *admission.Control), attrs ...any) {
 	id := r.PathValue("id")
 	if _, err := a.p.engine.UpdateControl(r.Context(), id, fn); err != nil {
@@ -278,7 +326,21 @@ func (a *admin) update(w http.ResponseWriter, r *http.Request, verb string, fn f
 		return
 	}
 	a.p.log.Info("proxy: operator change", append([]any{"event", id, "change", verb, "from", r.RemoteAddr}, attrs...)...)
-	a.get(w, r)
+	v, err := a.view(id)
+	if err != nil {
+		a.failed(w, id, err)
+		return
+	}
+	if verb == "caps" || verb == "caps-reset" {
+		at, err := a.p.engine.NextTick(id)
+		if err != nil {
+			a.failed(w, id, err)
+			return
+		}
+		at = at.UTC()
+		v.Caps.EffectiveAt = &at
+	}
+	adminJSON(w, http.StatusOK, v)
 }
 
 func (a *admin) failed(w http.ResponseWriter, id string, err error) {
@@ -429,16 +491,30 @@ func (a *admin) revoke(w http.ResponseWriter, r *http.Request) {
 // decodeAdmin reads a small JSON body with the strict decoder, field
 // reading each of its fields; it answers 400 itself.
 func decodeAdmin(w http.ResponseWriter, r *http.Request, field func(d *jsonstrict.Reader, name []byte) error) bool {
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		adminError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "send application/json")
+	body, ok := readAdminBody(w, r)
+	if !ok {
 		return false
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAdminBody))
-	if err != nil || jsonstrict.Decode(body, field) != nil {
+	if jsonstrict.Decode(body, field) != nil {
 		adminError(w, http.StatusBadRequest, "bad_request", "the body must be one JSON object of the documented fields")
 		return false
 	}
 	return true
+}
+
+// readAdminBody reads a JSON request body of at most maxAdminBody bytes;
+// it answers 415 or 400 itself.
+func readAdminBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		adminError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "send application/json")
+		return nil, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAdminBody))
+	if err != nil {
+		adminError(w, http.StatusBadRequest, "bad_request", "the body could not be read (at most 64 KiB)")
+		return nil, false
+	}
+	return body, true
 }
 
 func adminJSON(w http.ResponseWriter, status int, v any) {

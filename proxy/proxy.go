@@ -132,6 +132,9 @@ type event struct {
 	// opensAt and onSaleAt are cfg's times as the status JSON writes
 	// them, formatted once, and trancheSeconds its tranche length.
 	opensAt, onSaleAt, trancheSeconds []byte
+	// notice is the operator's notice as the status JSON writes it
+	// (see noticeFragment).
+	notice atomic.Pointer[noticeJSON]
 }
 
 // passEntry is a verified pass as the cache keeps it.

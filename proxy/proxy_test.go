@@ -33,6 +33,10 @@ type statusJSON struct {
 	TrancheSeconds  float64 `json:"tranche_seconds"`
 	Visitor         string  `json:"visitor"`
 	Reason          string  `json:"reason"`
+	Notice          *struct {
+		Text  string            `json:"text"`
+		Texts map[string]string `json:"texts"`
+	} `json:"notice"`
 }
 
 func decodeStatus(t testing.TB, r response) statusJSON {

@@ -276,6 +276,8 @@ func (p *Proxy) appendStatus(b []byte, ev *event, st *admission.Status, t *admis
 		b = append(b, `,"reason":`...)
 		b = jsonenc.String(b, st.Reason)
 	}
+	b = append(b, `,"notice":`...)
+	b = append(b, ev.noticeFragment()...)
 	return append(b, '}')
 }
 

@@ -21,6 +21,8 @@ func testControl(t *testing.T, s admission.Store) {
 		{Caps: &admission.Caps{}},
 		{Maintenance: true, Mode: admission.ModeThreshold},
 		{Passthrough: true, Paused: true, Mode: admission.ModeAlways},
+		{Notice: &admission.Notice{Text: "Doors open at 10:00.\nBring ID."}},
+		{Paused: true, Notice: &admission.Notice{Text: "Back soon", Texts: map[string]string{"de": "Gleich zurück", "pt-BR": "Já voltamos"}}},
 		{},
 	} {
 		check(t, s.SetControl(ctx, ev, c))
@@ -35,6 +37,17 @@ func testControl(t *testing.T, s admission.Store) {
 	caps.MaxActive = 2 // the store keeps its own copy
 	if got, _ := s.Control(ctx, ev); got.Caps == nil || got.Caps.MaxActive != 1 {
 		t.Fatalf("Control after changing the caller's caps = %+v", got.Caps)
+	}
+	n := &admission.Notice{Text: "a", Texts: map[string]string{"de": "b"}}
+	check(t, s.SetControl(ctx, ev, admission.Control{Notice: n}))
+	n.Texts["de"] = "changed" // nor of the caller's notice
+	if got, _ := s.Control(ctx, ev); got.Notice == nil || got.Notice.Texts["de"] != "b" {
+		t.Fatalf("Control after changing the caller's notice = %+v", got.Notice)
+	}
+	got, _ := s.Control(ctx, ev)
+	got.Notice.Texts["de"] = "changed" // nor of a reader's
+	if again, _ := s.Control(ctx, ev); again.Notice.Texts["de"] != "b" {
+		t.Fatalf("Control after changing a returned notice = %+v", again.Notice)
 	}
 	if got, _ := s.Control(ctx, NewEventID()); !reflect.DeepEqual(got, admission.Control{}) {
 		t.Fatalf("another event's Control = %+v", got)

@@ -353,5 +353,6 @@ func copyControl(c admission.Control) admission.Control {
 		caps := *c.Caps
 		c.Caps = &caps
 	}
+	c.Notice = c.Notice.Clone()
 	return c
 }

@@ -547,6 +547,10 @@
     setText("wr-eta-value", eta);
     show("wr-eta", eta !== "");
 
+    var nt = noticeText(s.notice);
+    setText("wr-notice", nt);
+    show("wr-notice", !!nt);
+
     progress(s);
     countdown(s);
     draw(s);
@@ -581,6 +585,21 @@
       default:
         later(jitter(refresh), poll);
     }
+  }
+
+  // The operator's notice, as plain text (it is only ever set as
+  // textContent): the translation for the page's language, else one for
+  // its primary language, else the notice's default text; "" for none.
+  function noticeText(n) {
+    if (!n || typeof n.text !== "string") return "";
+    var x = n.texts || {}, l = lang.toLowerCase(), near = "";
+    for (var k in x) {
+      var kl = k.toLowerCase();
+      if (typeof x[k] !== "string") continue;
+      if (kl === l) return x[k];
+      if (!near && kl.split("-")[0] === l.split("-")[0]) near = x[k];
+    }
+    return near || n.text;
   }
 
   function positionText(s) {
