@@ -37,6 +37,7 @@ const maxAdminBody = 64 << 10
 
 // Admin returns the operator API, for a separate, private listener:
 //
+//	GET    /admin/v1/openapi.json             the OpenAPI 3.1 description of this API
 //	GET    /admin/v1/events                   every event with live figures
 //	GET    /admin/v1/events/{id}              one event
 //	GET    /admin/v1/events/{id}/controller   the controller's recent decisions with their reasons
@@ -72,7 +73,8 @@ func (p *Proxy) Admin(opts AdminOptions) (http.Handler, error) {
 		return nil, errors.New("proxy: the admin API needs a token of at least 16 characters")
 	}
 	a := &admin{p: p, token: sha256.Sum256([]byte(opts.Token)), ready: opts.Ready}
-	mux := http.NewServeMux()
+	mux := &routeMux{ServeMux: http.NewServeMux()}
+	mux.Handle("GET /admin/v1/openapi.json", a.auth(http.HandlerFunc(serveOpenAPI)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))

@@ -15,10 +15,20 @@ const adminToken = "admin-token-0123456789"
 
 func startAdmin(t *testing.T, r *rig) string {
 	t.Helper()
-	h, err := r.p.Admin(AdminOptions{Token: adminToken, Gatherer: prometheus.Gatherers{r.reg}})
+	h, err := r.p.Admin(adminOptions(r))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveAdmin(t, h)
+}
+
+func adminOptions(r *rig) AdminOptions {
+	return AdminOptions{Token: adminToken, Gatherer: prometheus.Gatherers{r.reg}}
+}
+
+// serveAdmin serves h on a loopback port until the test ends.
+func serveAdmin(t *testing.T, h http.Handler) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
