@@ -40,8 +40,8 @@ const discardLimit = 64 << 10
 
 // Sink delivers events to one URL. Safe for concurrent use.
 type Sink struct {
-	cfg    Config // resolved
-	secret []byte // the HMAC key (signature.Key of the configured secret)
+	cfg    Config          // resolved
+	secret []byte          // the HMAC key (signature.Key of the configured secret)
 	kinds  map[string]bool // nil: every kind
 	client *http.Client
 	log    *slog.Logger
