@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/waitroom/waitroom/internal/testkit/webhooktest"
 	"github.com/waitroom/waitroom/plugins"
 	"github.com/waitroom/waitroom/plugins/webhook"
 )
@@ -28,7 +29,7 @@ type received struct {
 	header  http.Header
 	body    []byte
 	sigErr  error
-	stdErr  error // the Standard Webhooks check, by specVerify
+	stdErr  error // the Standard Webhooks check, by webhooktest.Verify
 	payload map[string]any
 }
 
@@ -65,7 +66,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	rec := received{at: time.Now(), header: req.Header.Clone(), body: body}
 	rec.sigErr = webhook.VerifySignature(secret, req.Header.Get(webhook.SignatureHeader), body, time.Now(), time.Minute)
-	rec.stdErr = specVerify(specSecret(secret), req.Header, body, time.Now())
+	rec.stdErr = webhooktest.Verify(webhooktest.Whsec(secret), req.Header, body, time.Now())
 	_ = json.Unmarshal(body, &rec.payload)
 	r.mu.Lock()
 	n := len(r.got)
