@@ -58,6 +58,25 @@ type Options struct {
 	// replica that dies are forgotten within it (DefaultLease when 0;
 	// at least two of an event's ticks, which renew it).
 	Lease time.Duration
+	// NoShows, when set, is told on the leader of each offer whose no-show
+	// grace ran out with numbers whose pass was never used, once per
+	// offer. It is called from the tick, so it must not block (an event
+	// sink's Publish).
+	NoShows func(NoShow)
+}
+
+// NoShow is a run of queue numbers the serving counter reached, of which
+// Count were not used by the end of the no-show grace: their visitors
+// never came for their turn, or took the pass and never came. Plain data.
+type NoShow struct {
+	Event, Lane string
+	// From and To bound the numbers reached together (inclusive); Count
+	// of them are no-shows (numbers passed over as gone not counted).
+	From, To uint64
+	Count    int
+	// Offered is when the counter reached them, At when the grace ran
+	// out for them (the tick that noticed).
+	Offered, At time.Time
 }
 
 // DefaultLease is Options.Lease's default.
@@ -326,6 +345,7 @@ type offer struct {
 	at       time.Time
 	from, to uint64
 	skipped  int
+	told     bool // Options.NoShows has been told of its no-shows
 }
 
 func newEvent(e *Engine, cfg EventConfig) *event {

@@ -366,7 +366,7 @@ func (ev *event) pendingAndNoShows(ctx context.Context, now time.Time) (int, arr
 				return 0, arriving, 0, err
 			}
 		}
-		for _, o := range l.offers {
+		for oi, o := range l.offers {
 			age := now.Sub(o.at)
 			if age > grace {
 				for k := o.from; k <= o.to && claimed != nil; k++ {
@@ -393,6 +393,13 @@ func (ev *event) pendingAndNoShows(ctx context.Context, now time.Time) (int, arr
 				offered++
 				if c {
 					came++
+				}
+			}
+			if age > grace && !o.told {
+				l.offers[oi].told = true
+				if tell := ev.e.opts.NoShows; tell != nil && offered > came {
+					tell(NoShow{Event: ev.cfg.ID, Lane: l.cfg.Name, From: o.from, To: o.to, Count: offered - came,
+						Offered: o.at, At: now})
 				}
 			}
 			if age <= grace {

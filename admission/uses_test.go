@@ -33,8 +33,8 @@ func (follower) Lease(context.Context, string, string, time.Duration) (bool, err
 
 // replicas are engines over one store's backend: the first leads, the
 // others follow (over a second Redis client, or over the same embedded
-// store made to follow).
-func replicas(t *testing.T, k storeKind, n int, cfg admission.EventConfig) *modeRig {
+// store made to follow). set, when given, adjusts replica i's options.
+func replicas(t *testing.T, k storeKind, n int, cfg admission.EventConfig, set ...func(i int, o *admission.Options)) *modeRig {
 	t.Helper()
 	r := &modeRig{clk: fakeclock.New(t0), meter: &meter{}}
 	r.meter.m = admission.Measurements{LatencyP50: 20 * time.Millisecond, LatencyP95: 50 * time.Millisecond, RequestRate: 10}
@@ -44,8 +44,12 @@ func replicas(t *testing.T, k storeKind, n int, cfg admission.EventConfig) *mode
 		if i < len(stores) {
 			s = stores[i]
 		}
-		e, err := admission.New(admission.Options{Store: s, Clock: r.clk.Now, Meter: r.meter,
-			Rand: rand.NewChaCha8([32]byte{byte(i + 1)}), Replica: fmt.Sprintf("r%d", i)}, cfg)
+		o := admission.Options{Store: s, Clock: r.clk.Now, Meter: r.meter,
+			Rand: rand.NewChaCha8([32]byte{byte(i + 1)}), Replica: fmt.Sprintf("r%d", i)}
+		for _, f := range set {
+			f(i, &o)
+		}
+		e, err := admission.New(o, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

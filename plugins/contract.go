@@ -7,7 +7,12 @@ import (
 
 // Event is one thing that happened, as event sinks receive it.
 type Event struct {
-	// What happened: joined, admitted, hold, sold or sold_out.
+	// ID names this event for de-duplication: the same on every delivery
+	// attempt and, where the publisher can make it so, on every replica
+	// and after a restart (hold, sold and released carry the audit
+	// entry's). Empty: the sink gives it a random one.
+	ID string `json:"id,omitempty"`
+	// What happened: one of the Kind constants.
 	Kind string `json:"kind"`
 	// Waiting-room event id (the inventory event id for hold, sold and
 	// sold_out).
@@ -22,12 +27,32 @@ type Event struct {
 
 // Kinds of Event.
 const (
-	KindJoined   = "joined"
+	// A visitor joined the queue.
+	KindJoined = "joined"
+	// A visitor was given a pass.
 	KindAdmitted = "admitted"
+	// Queue numbers were reached and their no-show grace ran out without
+	// the pass being used (data: lane, from, to, count).
+	KindNoShow = "no_show"
+	// Seats were held, sold, or released (released on purpose or
+	// expired: data.reason) at the inventory sidecar.
 	KindHold     = "hold"
 	KindSold     = "sold"
-	KindSoldOut  = "sold_out"
+	KindReleased = "released"
+	// Nothing is left: the sidecar's last seat sold (data.source
+	// "inventory"), or an operator marked the event sold out
+	// (data.source "admission").
+	KindSoldOut = "sold_out"
+	// An operator paused or resumed admission.
+	KindPaused  = "paused"
+	KindResumed = "resumed"
+	// The mode in force changed (data: from, to).
+	KindModeChanged = "mode_changed"
 )
+
+// AllKinds lists every Kind, in the order of a sale. Read-only.
+var AllKinds = []string{KindJoined, KindAdmitted, KindNoShow, KindHold, KindSold, KindReleased,
+	KindSoldOut, KindPaused, KindResumed, KindModeChanged}
 
 // Sink receives events. Publish never blocks the caller: a sink queues
 // and delivers in the background, dropping (and counting) what does not

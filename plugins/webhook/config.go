@@ -10,6 +10,7 @@ import (
 	"github.com/waitroom/waitroom/internal/secretcheck"
 	"github.com/waitroom/waitroom/plugins"
 	"github.com/waitroom/waitroom/plugins/internal/httpc"
+	"github.com/waitroom/waitroom/plugins/internal/signature"
 )
 
 // Config is the webhook sink's config section. A zero duration or number
@@ -18,9 +19,12 @@ import (
 type Config struct {
 	// Where events are POSTed: an http or https URL. Required.
 	URL string `yaml:"url"`
-	// Key of the HMAC-SHA256 signature, at least 32 bytes, shared with the
-	// receiver. Required; take it from the environment
-	// (${WAITROOM_WEBHOOK_SECRET}; openssl rand -hex 32 makes one).
+	// Key of the HMAC-SHA256 signatures, shared with the receiver: either
+	// whsec_ and the base64 of 24 to 64 random bytes (the Standard
+	// Webhooks form; echo whsec_$(openssl rand -base64 32) makes one), or
+	// a plain string of at least 32 bytes used as the key as it is (give
+	// a Standard Webhooks library "whsec_" + its base64). Required; take
+	// it from the environment (${WAITROOM_WEBHOOK_SECRET}).
 	Secret string `yaml:"secret"`
 	// How long one delivery attempt may take, 100ms to 1m; default 5s.
 	Timeout time.Duration `yaml:"timeout"`
@@ -37,8 +41,9 @@ type Config struct {
 	QueueSize int `yaml:"queue_size"`
 	// Deliveries in flight at once, 1 to 64; default 2.
 	Workers int `yaml:"workers"`
-	// Kinds of event sent: joined, admitted, hold, sold, sold_out. Left
-	// out: all of them.
+	// Kinds of event sent: joined, admitted, no_show, hold, sold,
+	// released, sold_out, paused, resumed, mode_changed. Left out: all
+	// of them.
 	Kinds []string `yaml:"kinds"`
 }
 
@@ -66,7 +71,7 @@ const (
 )
 
 // Kinds lists the event kinds a sink can be sent. Read-only.
-var Kinds = []string{plugins.KindJoined, plugins.KindAdmitted, plugins.KindHold, plugins.KindSold, plugins.KindSoldOut}
+var Kinds = plugins.AllKinds
 
 // Validate checks c. It returns nil or every problem, each a
 // *plugins.FieldError, joined. It does not change c.
@@ -83,6 +88,13 @@ func (c *Config) Validate() error {
 		fail("secret", "required (take it from the environment: ${...})")
 	case strings.Contains(c.Secret, "${"):
 		fail("secret", "contains an unexpanded ${...} reference")
+	case strings.HasPrefix(c.Secret, signature.SecretPrefix):
+		if _, err := signature.Key(c.Secret); err != nil {
+			fail("secret", "must be whsec_ and the base64 of %d to %d random bytes (echo whsec_$(openssl rand -base64 32) makes one)",
+				signature.MinStandardKey, signature.MaxStandardKey)
+		} else if why := secretcheck.Weak(strings.TrimPrefix(c.Secret, signature.SecretPrefix), 32); why != "" {
+			fail("secret", "its base64 %s: it signs the deliveries, so it must not be guessable; echo whsec_$(openssl rand -base64 32) makes one", why)
+		}
 	case len(c.Secret) < MinSecretLen:
 		fail("secret", "must be at least %d bytes (openssl rand -hex 32 makes one)", MinSecretLen)
 	default:

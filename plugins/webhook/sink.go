@@ -21,8 +21,12 @@ import (
 	"github.com/waitroom/waitroom/plugins/internal/signature"
 )
 
-// Headers of a delivery.
+// Headers of a delivery: the Standard Webhooks three, and waitroom's own
+// (kept for receivers written against them).
 const (
+	IDHeader          = signature.IDHeader
+	TimestampHeader   = signature.TimestampHeader
+	StandardHeader    = signature.StandardHeader
 	SignatureHeader   = signature.Header
 	EventHeader       = "X-Waitroom-Event"
 	IdempotencyHeader = "Idempotency-Key"
@@ -36,8 +40,8 @@ const discardLimit = 64 << 10
 
 // Sink delivers events to one URL. Safe for concurrent use.
 type Sink struct {
-	cfg    Config // resolved
-	secret []byte
+	cfg    Config          // resolved
+	secret []byte          // the HMAC key (signature.Key of the configured secret)
 	kinds  map[string]bool // nil: every kind
 	client *http.Client
 	log    *slog.Logger
@@ -83,13 +87,17 @@ func New(cfg Config, env plugins.Env) (*Sink, error) {
 		return nil, err
 	}
 	cfg = cfg.resolved()
+	key, err := signature.Key(cfg.Secret)
+	if err != nil {
+		return nil, err // Validate refused it already
+	}
 	log := env.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Sink{
 		cfg:    cfg,
-		secret: []byte(cfg.Secret),
+		secret: key,
 		client: httpc.NewClient(cfg.Workers),
 		log:    log.With("sink", "webhook"),
 		now:    time.Now,
@@ -109,24 +117,22 @@ func New(cfg Config, env plugins.Env) (*Sink, error) {
 	return s, nil
 }
 
-// wireEvent is the JSON body: the event with its id.
-type wireEvent struct {
-	ID string `json:"id"`
-	plugins.Event
-}
-
 // Publish queues e for delivery, unless its kind is filtered out. It
 // never blocks: when the queue is full or the sink closed, e is dropped
 // and counted. e is encoded before Publish returns, so the caller may
-// reuse e.Data afterwards.
+// reuse e.Data afterwards. An e without an ID (or with one a Standard
+// Webhooks receiver would refuse) gets a random one.
 func (s *Sink) Publish(e plugins.Event) {
 	if s.kinds != nil && !s.kinds[e.Kind] {
 		return
 	}
-	var id [16]byte
-	_, _ = rand.Read(id[:]) // never fails (crypto/rand, Go 1.24+)
-	d := delivery{id: hex.EncodeToString(id[:]), kind: e.Kind}
-	body, err := json.Marshal(wireEvent{ID: d.id, Event: e})
+	if !validID(e.ID) {
+		var id [16]byte
+		_, _ = rand.Read(id[:]) // never fails (crypto/rand, Go 1.24+)
+		e.ID = "msg_" + hex.EncodeToString(id[:])
+	}
+	d := delivery{id: e.ID, kind: e.Kind}
+	body, err := json.Marshal(e)
 	if err != nil {
 		s.failed.Add(1)
 		s.log.Error("webhook: event not encodable as JSON; dropped", "kind", e.Kind, "err", err)
@@ -145,6 +151,21 @@ func (s *Sink) Publish(e plugins.Event) {
 	default:
 		s.drop("queue full")
 	}
+}
+
+// validID tells whether id can name a message: 1 to 128 bytes of
+// letters, digits, '_' and '-'.
+func validID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := range len(id) {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // drop counts a dropped event, logging the 1st, 2nd, 4th, 8th... so that
@@ -265,7 +286,12 @@ func (s *Sink) attempt(d delivery, n int) (retry bool, after time.Duration, err 
 	h.Set(EventHeader, d.kind)
 	h.Set(IdempotencyHeader, d.id)
 	h.Set(AttemptHeader, strconv.Itoa(n))
-	h.Set(SignatureHeader, signature.Sign(s.secret, s.now(), d.body))
+	now := s.now()
+	ts, sig := signature.SignStandard(s.secret, d.id, now, d.body)
+	h[IDHeader] = []string{d.id} // the spec's lower-case names, as they are
+	h[TimestampHeader] = []string{ts}
+	h[StandardHeader] = []string{sig}
+	h.Set(SignatureHeader, signature.Sign(s.secret, now, d.body))
 	resp, err := s.client.Do(req)
 	if err != nil {
 		// Network errors and timeouts are worth another try; Close
@@ -298,6 +324,21 @@ func retryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
+// Verify checks a delivery the Standard Webhooks way, for receivers
+// written in Go: h is the request's headers, body its raw body, secret
+// the configured secret (whsec_ or plain). It fails unless a v1
+// signature in webhook-signature is the HMAC of "id.timestamp.body" and
+// webhook-timestamp is within tolerance of now (5 minutes when tolerance
+// is 0 or less). A receiver deduplicates by webhook-id. Errors wrap
+// ErrSignatureMalformed, ErrSignatureMismatch or ErrSignatureStale.
+func Verify(secret string, h http.Header, body []byte, now time.Time, tolerance time.Duration) error {
+	key, err := signature.Key(secret)
+	if err != nil {
+		return err
+	}
+	return signature.VerifyStandard(key, h.Get(IDHeader), h.Get(TimestampHeader), h.Get(StandardHeader), body, now, tolerance)
+}
+
 // VerifySignature checks a delivery, for receivers: header is the
 // X-Waitroom-Signature value, body the raw request body, secret the
 // shared secret. It fails unless a v1 value is the body's HMAC and the
@@ -306,7 +347,11 @@ func retryAfter(v string, now time.Time) time.Duration {
 // a retry carries a fresh signature. Errors wrap ErrSignatureMalformed,
 // ErrSignatureMismatch or ErrSignatureStale.
 func VerifySignature(secret, header string, body []byte, now time.Time, tolerance time.Duration) error {
-	return signature.Verify([]byte(secret), header, body, now, tolerance)
+	key, err := signature.Key(secret)
+	if err != nil {
+		return err
+	}
+	return signature.Verify(key, header, body, now, tolerance)
 }
 
 // Errors of VerifySignature, for errors.Is.

@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/waitroom/waitroom/internal/testkit/webhooktest"
 	"github.com/waitroom/waitroom/plugins"
 	"github.com/waitroom/waitroom/plugins/webhook"
 )
@@ -28,6 +29,7 @@ type received struct {
 	header  http.Header
 	body    []byte
 	sigErr  error
+	stdErr  error // the Standard Webhooks check, by webhooktest.Verify
 	payload map[string]any
 }
 
@@ -64,6 +66,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	rec := received{at: time.Now(), header: req.Header.Clone(), body: body}
 	rec.sigErr = webhook.VerifySignature(secret, req.Header.Get(webhook.SignatureHeader), body, time.Now(), time.Minute)
+	rec.stdErr = webhooktest.Verify(webhooktest.Whsec(secret), req.Header, body, time.Now())
 	_ = json.Unmarshal(body, &rec.payload)
 	r.mu.Lock()
 	n := len(r.got)
@@ -147,6 +150,12 @@ func TestDeliverySigned(t *testing.T) {
 	if req.sigErr != nil {
 		t.Errorf("VerifySignature: %v", req.sigErr)
 	}
+	if req.stdErr != nil {
+		t.Errorf("Standard Webhooks signature: %v", req.stdErr)
+	}
+	if err := webhook.Verify(secret, req.header, req.body, time.Now(), time.Minute); err != nil {
+		t.Errorf("webhook.Verify: %v", err)
+	}
 	if h := req.header.Get(webhook.EventHeader); h != "sold" {
 		t.Errorf("%s = %q", webhook.EventHeader, h)
 	}
@@ -154,8 +163,8 @@ func TestDeliverySigned(t *testing.T) {
 		t.Errorf("Content-Type = %q", ct)
 	}
 	id := req.header.Get(webhook.IdempotencyHeader)
-	if len(id) != 32 || req.payload["id"] != id {
-		t.Errorf("Idempotency-Key %q, body id %v", id, req.payload["id"])
+	if len(id) != 36 || !strings.HasPrefix(id, "msg_") || req.payload["id"] != id || req.header.Get(webhook.IDHeader) != id {
+		t.Errorf("Idempotency-Key %q, webhook-id %q, body id %v", id, req.header.Get(webhook.IDHeader), req.payload["id"])
 	}
 	want := map[string]any{
 		"id": id, "kind": "sold", "event": "tour-2026", "visitor": "v-123", "at": "2026-03-01T10:00:00Z",
@@ -218,8 +227,12 @@ func TestRetries(t *testing.T) {
 				if req.sigErr != nil {
 					t.Errorf("attempt %d: %v", i+1, req.sigErr)
 				}
-				if req.header.Get(webhook.IdempotencyHeader) != got[0].header.Get(webhook.IdempotencyHeader) {
-					t.Errorf("attempt %d has another Idempotency-Key", i+1)
+				if req.stdErr != nil {
+					t.Errorf("attempt %d: Standard Webhooks signature: %v", i+1, req.stdErr)
+				}
+				if req.header.Get(webhook.IdempotencyHeader) != got[0].header.Get(webhook.IdempotencyHeader) ||
+					req.header.Get(webhook.IDHeader) != got[0].header.Get(webhook.IDHeader) {
+					t.Errorf("attempt %d has another Idempotency-Key or webhook-id", i+1)
 				}
 				if a := req.header.Get(webhook.AttemptHeader); a != fmt.Sprint(i+1) {
 					t.Errorf("attempt %d: %s = %q", i+1, webhook.AttemptHeader, a)
@@ -378,7 +391,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"minimal", base, nil},
 		{"http", "url: http://10.0.0.5:9000/\nsecret: " + secret + "\n", nil},
-		{"everything", base + "timeout: 2s\nmax_attempts: 10\nbackoff: 500ms\nmax_backoff: 30s\nqueue_size: 100\nworkers: 4\nkinds: [joined, admitted, hold, sold, sold_out]\n", nil},
+		{"everything", base + "timeout: 2s\nmax_attempts: 10\nbackoff: 500ms\nmax_backoff: 30s\nqueue_size: 100\nworkers: 4\nkinds: [joined, admitted, no_show, hold, sold, released, sold_out, paused, resumed, mode_changed]\n", nil},
 		{"empty", "{}", []string{"url", "secret"}},
 		{"unknown key", base + "retries: 3\n", []string{""}},
 		{"every problem", "url: ftp://example.com/\nsecret: short\ntimeout: 1ms\nmax_attempts: 21\nbackoff: 2h\nmax_backoff: 2h\nqueue_size: -1\nworkers: 65\nkinds: [sold, refund, sold]\n",
@@ -386,6 +399,10 @@ func TestValidate(t *testing.T) {
 		{"max_backoff below backoff", base + "backoff: 10s\nmax_backoff: 5s\n", []string{"max_backoff"}},
 		{"unexpanded secret", "url: https://h.example.com/\nsecret: ${WEBHOOK_SECRET_THAT_IS_LONG_ENOUGH_X}\n", []string{"secret"}},
 		{"guessable secret", "url: https://h.example.com/\nsecret: " + strings.Repeat("hook-", 8) + "\n", []string{"secret"}},
+		{"whsec secret", "url: https://h.example.com/\nsecret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n", nil},
+		{"whsec secret guessable", "url: https://h.example.com/\nsecret: whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n", []string{"secret"}},
+		{"whsec secret not base64", "url: https://h.example.com/\nsecret: whsec_!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n", []string{"secret"}},
+		{"whsec secret of 12 bytes", "url: https://h.example.com/\nsecret: whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n", []string{"secret"}},
 		{"url with credentials", "url: https://u:p@h.example.com/\nsecret: " + secret + "\n", []string{"url"}},
 	}
 	for _, tc := range tests {

@@ -9,6 +9,11 @@
 // reject a captured request replayed later. A header may carry several
 // v1 values (while a secret is being rotated); one matching is enough.
 //
+// Webhook deliveries are also signed per Standard Webhooks
+// (SignStandard, VerifyStandard): webhook-id, webhook-timestamp and
+// webhook-signature "v1,<base64 HMAC-SHA256 of id.timestamp.body>", with
+// a key given as whsec_<base64> (Key).
+//
 // It is not an authentication framework: it knows nothing of key storage,
 // rotation schedules or which requests need signing. Receivers use
 // webhook.VerifySignature, which wraps Verify.

@@ -15,9 +15,11 @@ import (
 // waiting-room event is linked to (events[].inventory_event):
 //
 //   - a hold entry becomes a "hold" event, a confirm entry a "sold" one,
-//     both named by the inventory event and carrying the entry's id
-//     (data.audit_id, stable: a receiver deduplicates with it), hold and
-//     order ids, seats or GA pool and quantity, and the user;
+//     a release or an expiry a "released" one (data.reason released or
+//     expired), all named by the inventory event and carrying the entry's
+//     id (data.audit_id; the event's ID is derived from it, so it is the
+//     same on every replica), hold and order ids, seats or GA pool and
+//     quantity, and the user;
 //   - "sold_out" is sent when, after a sale, no seat is available or held
 //     any more; a cancelled order that frees seats arms it again.
 //
@@ -173,8 +175,10 @@ func (f *auditFeed) checkSoldOut(ctx context.Context, s *auditStream, sold bool,
 	if !s.soldOut || was || !s.synced && !sold {
 		return plugins.Event{}, false
 	}
-	return plugins.Event{Kind: plugins.KindSoldOut, Event: s.event, At: now.UTC(),
-		Data: map[string]any{"sold": a.Sold, "rooms": s.rooms}}, true
+	// Named by the stream position it was found at, so that a new
+	// leader sending it again sends it under the same id.
+	return plugins.Event{ID: eventID(plugins.KindSoldOut, s.event, s.cursor), Kind: plugins.KindSoldOut, Event: s.event, At: now.UTC(),
+		Data: map[string]any{"sold": a.Sold, "rooms": s.rooms, "source": "inventory"}}, true
 }
 
 // failed counts a failed read: a sidecar starting, or an event not defined
@@ -197,16 +201,23 @@ func (f *auditFeed) failed(ctx context.Context, s *auditStream, err error) {
 // sinkEvent maps an audit entry to what sinks hear of (hold and confirm
 // entries only).
 func sinkEvent(event string, ent inventory.AuditEntry) (plugins.Event, bool) {
-	var kind string
+	var kind, reason string
 	switch ent.Action {
 	case inventory.ActionHold:
 		kind = plugins.KindHold
 	case inventory.ActionConfirm:
 		kind = plugins.KindSold
+	case inventory.ActionRelease:
+		kind, reason = plugins.KindReleased, "released"
+	case inventory.ActionExpire:
+		kind, reason = plugins.KindReleased, "expired"
 	default:
 		return plugins.Event{}, false
 	}
 	data := map[string]any{"audit_id": ent.ID}
+	if reason != "" {
+		data["reason"] = reason
+	}
 	put := func(k, v string) {
 		if v != "" {
 			data[k] = v
@@ -223,7 +234,7 @@ func sinkEvent(event string, ent inventory.AuditEntry) (plugins.Event, bool) {
 	if ent.Quantity > 0 {
 		data["quantity"] = ent.Quantity
 	}
-	return plugins.Event{Kind: kind, Event: event, At: ent.At.UTC(), Data: data}, true
+	return plugins.Event{ID: eventID(kind, event, ent.ID), Kind: kind, Event: event, At: ent.At.UTC(), Data: data}, true
 }
 
 // pruneBefore drops the events read before t (they are in read order).

@@ -128,6 +128,9 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 	w.Meter = meter.New(meter.Options{})
 	opts := admission.Options{Store: store, Meter: w.Meter, Replica: w.replica(), Logger: log, ShadowKey: shadowKey(cfg),
 		Lease: cfg.Admission.Lease.Std()}
+	if len(cfg.Sinks) > 0 {
+		opts.NoShows = w.noShow
+	}
 	if w.link != nil {
 		opts.Inventory = w.link
 	}
@@ -288,6 +291,10 @@ func (w *Waitroom) Run(ctx context.Context) error {
 	}
 	if w.feed != nil {
 		goRun(func() { w.feed.run(runCtx) })
+	}
+	if len(w.sinkList) > 0 {
+		watch := newStateWatch(w.Engine, w.publish, time.Second)
+		goRun(func() { watch.run(runCtx) })
 	}
 	goRun(func() { w.Engine.Run(runCtx) })
 

@@ -49,8 +49,9 @@ type Config struct {
 	// How the origin tells waitroom who is logged in, for the events whose
 	// identity is optional or required (one place per account).
 	Identity Identity `yaml:"identity"`
-	// Event sinks: plugins told of joins, admissions, holds, sales and
-	// sell-outs (webhook).
+	// Event sinks: plugins told of the life of a sale: joins, admissions,
+	// no-shows, holds, sales, releases, sell-outs, pauses and mode
+	// changes (webhook).
 	Sinks []Sink `yaml:"sinks"`
 }
 
