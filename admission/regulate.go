@@ -398,7 +398,7 @@ func (ev *event) pendingAndNoShows(ctx context.Context, now time.Time) (int, arr
 			if age > grace && !o.told {
 				l.offers[oi].told = true
 				if tell := ev.e.opts.NoShows; tell != nil && offered > came {
-					tell(NoShow{Event: ev.cfg.ID, Lane: l.cfg.Name, From: o.from, To: o.to, Count: offered - came,
+					tell(NoShow{Event: ev.conf().ID, Lane: l.cfg.Name, From: o.from, To: o.to, Count: offered - came,
 						Offered: o.at, At: now})
 				}
 			}
