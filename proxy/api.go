@@ -28,6 +28,8 @@ func (p *Proxy) serveOwn(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
 		switch {
 		case bytes.Equal(rest, pathAuth):
 			p.auth(ctx, rq)
+		case bytes.HasPrefix(rest, pathAuth) && rest[len(pathAuth)] == '/':
+			p.authEnvoy(ctx, rq)
 		case bytes.Equal(rest, pathJWKS):
 			if !readOnly(ctx) {
 				return
@@ -389,14 +391,50 @@ func writeAudit(ctx *fasthttp.RequestCtx, page []byte, drawn bool) {
 }
 
 // auth is the auth_request endpoint: 204 when the request (its cookies
-// and the original URI that nginx, Traefik or Caddy sends along) may reach
-// the origin, 401 when it needs the queue or its URI is malformed or
-// ambiguous, 403 when its path is blocked without a pass or its method is
-// refused. The URI goes through the same parser and route table as a
-// proxied request, and must already be normalised, since the site will
-// read it as it is; rq is reused to parse it.
+// and the original URI that nginx, Traefik, Caddy or Envoy sends along)
+// may reach the origin, 401 when it needs the queue or its URI is
+// malformed or ambiguous, 403 when its path is blocked without a pass or
+// its method is refused. Envoy's ext_authz counts only 200 as allowed, so
+// a request in one of its shapes (X-Envoy-Original-Path, or authEnvoy's
+// path) gets 200 instead of 204. The URI goes through the same parser and
+// route table as a proxied request, and must already be normalised, since
+// the site will read it as it is; rq is reused to parse it.
 func (p *Proxy) auth(ctx *fasthttp.RequestCtx, rq *request) {
 	uri, method, ok := authOriginal(&ctx.Request.Header)
+	allow := fasthttp.StatusNoContent
+	if ctx.Request.Header.Peek(headerEnvoyOriginalPath) != nil {
+		// Envoy sends the original request's own method.
+		allow = fasthttp.StatusOK
+		if len(method) == 0 {
+			method = ctx.Method()
+		}
+	}
+	p.authorise(ctx, rq, uri, method, ok, allow)
+}
+
+// authEnvoy is the auth endpoint as Envoy's ext_authz HTTP service calls
+// it with path_prefix set to the endpoint (/_wr/auth): the original
+// request's method and its path appended to the prefix. The original
+// target is the request-target's own bytes after the prefix, exactly as
+// Envoy appended them, never the normalised path.
+func (p *Proxy) authEnvoy(ctx *fasthttp.RequestCtx, rq *request) {
+	raw := ctx.Request.Header.RequestURI()
+	uri, ok := bytes.CutPrefix(raw, p.authPath)
+	ok = ok && len(uri) > 0 && uri[0] == '/'
+	if ok && ctx.Request.Header.Peek(headerEnvoyOriginalPath) != nil {
+		// Two originals: Envoy sends one or the other.
+		ok = false
+	}
+	if v, _, hok := authOriginal(&ctx.Request.Header); hok && len(v) > 0 {
+		ok = false
+	}
+	p.authorise(ctx, rq, uri, ctx.Method(), ok, fasthttp.StatusOK)
+}
+
+// authorise answers for the original request uri and method (ok false:
+// they were malformed or contradicted), with status allow when it may
+// pass.
+func (p *Proxy) authorise(ctx *fasthttp.RequestCtx, rq *request, uri, method []byte, ok bool, allow int) {
 	// The site gets the original target, not the normalised one: one
 	// that normalising would change is read differently by different
 	// sites, so it is refused rather than judged.
@@ -442,7 +480,7 @@ func (p *Proxy) auth(ctx *fasthttp.RequestCtx, rq *request) {
 				break
 			}
 			r.counts.room.Inc()
-			writeError(ctx, fasthttp.StatusUnauthorized, errPassRequired)
+			p.authRoom(ctx, r.ev, method)
 			return
 		}
 		r.counts.forwarded.Inc()
@@ -457,16 +495,36 @@ func (p *Proxy) auth(ctx *fasthttp.RequestCtx, rq *request) {
 			p.renew(ctx, r.ev, e, now, false)
 		}
 	}
-	ctx.SetStatusCode(fasthttp.StatusNoContent)
+	ctx.SetStatusCode(allow)
+}
+
+// authRoom answers 401 for a request that must queue. Traefik's
+// forwardAuth and Envoy's ext_authz hand that answer to the visitor as it
+// is, so a page navigation (GET or HEAD asking for HTML) gets the
+// waiting-room page, as the proxy would serve it at that URL; anything
+// else gets the JSON error. nginx and Caddy replace the answer with
+// waitroom's own for the original request, and ignore its body. Nothing
+// is computed for the visitor here (no status, no pass): the page asks.
+func (p *Proxy) authRoom(ctx *fasthttp.RequestCtx, ev *event, method []byte) {
+	if (len(method) == 0 || bytes.Equal(method, []byte("GET")) || bytes.Equal(method, []byte("HEAD"))) && !wantsJSON(ctx) {
+		al := ctx.Request.Header.Peek("Accept-Language")
+		p.writePage(ctx, fasthttp.StatusUnauthorized, ev.csp, p.opts.Pages.Room(ev.ID, al), p.opts.Pages.RoomGzip(ev.ID, al))
+		return
+	}
+	writeError(ctx, fasthttp.StatusUnauthorized, errPassRequired)
 }
 
 // The headers that carry the original request to the auth endpoint:
 // nginx's auth_request (as configs/nginx-auth-request.conf sets them),
-// Traefik's forwardAuth and Caddy's forward_auth.
+// Traefik's forwardAuth, Caddy's forward_auth and Envoy's ext_authz
+// (configured to send the original :path in X-Envoy-Original-Path; its
+// method is the request's own).
 var (
-	authURIHeaders    = [...]string{"X-Original-URI", "X-Forwarded-Uri"}
+	authURIHeaders    = [...]string{"X-Original-URI", "X-Forwarded-Uri", headerEnvoyOriginalPath}
 	authMethodHeaders = [...]string{"X-Original-Method", "X-Forwarded-Method"}
 )
+
+const headerEnvoyOriginalPath = "X-Envoy-Original-Path"
 
 // authOriginal returns the original request's target and method. Every
 // header that carries them must agree: a front proxy sets the one it knows

@@ -39,6 +39,9 @@ type Proxy struct {
 	trusted   *httpguard.Trusted
 
 	prefix []byte
+	// authPath is the auth endpoint's path (prefix + "/auth"), which
+	// Envoy's ext_authz puts in front of the original path.
+	authPath []byte
 	// prefixKey is prefix as target.Key folds it.
 	prefixKey []byte
 	routes    []*route
@@ -192,7 +195,7 @@ func New(opts Options) (*Proxy, error) {
 	}
 	p := &Proxy{
 		opts: opts, log: opts.Logger, clock: opts.Clock, realClock: realClock, engine: opts.Engine, keys: opts.Keys,
-		trusted: opts.Trusted, prefix: []byte(opts.Prefix),
+		trusted: opts.Trusted, prefix: []byte(opts.Prefix), authPath: []byte(opts.Prefix + "/auth"),
 		events: make(map[string]*event), origins: make(map[string]*upstream.Origin),
 		passes:  newTokenCache[passEntry](opts.PassCacheSize),
 		tickets: newTokenCache[cachedTicket](opts.PassCacheSize),

@@ -44,6 +44,13 @@ var exampleRoles = map[string]Role{
 	"inventory-redis-cluster.yaml": RoleSidecar,
 }
 
+// foreignConfigs are configs/*.yaml files for other servers (proxy
+// package tests hold them to the requests waitroom answers).
+var foreignConfigs = map[string]bool{
+	"traefik-forward-auth.yaml": true,
+	"envoy-ext-authz.yaml":      true,
+}
+
 // TestExamples checks that every configs/*.yaml parses and validates with
 // its variables set to dummies, both as check-config sees it and for the
 // command it is written for.
@@ -54,6 +61,9 @@ func TestExamples(t *testing.T) {
 		t.Fatalf("no example configs found: %v", err)
 	}
 	for _, file := range files {
+		if foreignConfigs[filepath.Base(file)] {
+			continue
+		}
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			t.Parallel()
 			roles, ok := exampleRoles[filepath.Base(file)]
