@@ -51,7 +51,7 @@
     text(sec, "no_show_rate", pct(v.no_show_rate));
     const e = v.eta_back;
     text(sec, "eta_back", e.seconds <= 0 ? fmtSeconds(e.seconds) :
-      fmtSeconds(e.seconds) + " (" + fmtSeconds(e.low) + "–" + fmtSeconds(e.high) + ")");
+      fmtSeconds(e.seconds) + " (" + (e.low > 0 ? fmtSeconds(e.low) : "0 s") + "–" + fmtSeconds(e.high) + ")");
     text(sec, "seats_left", v.seats_left === null ? "not linked" : v.seats_left);
     text(sec, "why", v.why || "the controller has not decided yet (not selling, or another replica leads)");
     text(sec, "decided_at", v.decided_at ? "at " + new Date(v.decided_at).toLocaleTimeString() : "");
@@ -113,7 +113,11 @@
         el("line", { x1: 0, y1: 1, x2: W, y2: 1, class: "grid" }));
       const label = el("text", { x: 2, y: 10 });
       label.textContent = String(top);
-      svg.append(label);
+      const from = el("text", { x: 2, y: H - 3 });
+      from.textContent = "−" + Math.round(span / 60000) + " min";
+      const to = el("text", { x: W - 2, y: H - 3, "text-anchor": "end" });
+      to.textContent = "now";
+      svg.append(label, from, to);
       keys.forEach((k, i) => {
         const ys = h[k] || [];
         const pts = [];
