@@ -46,11 +46,6 @@ type Options struct {
 	// Gatherer is where the bot defence's counters are read
 	// (waitroom_challenge_decisions_total); nil: none shown.
 	Gatherer prometheus.Gatherer
-	// Notice returns an event's notice to visitors ("" none) and
-	// SetNotice posts one; with SetNotice nil the console has no notice
-	// form.
-	Notice    func(id string) string
-	SetNotice func(ctx context.Context, id, text string) error
 	// Log receives the operator changes made here; nil: slog.Default().
 	Log *slog.Logger
 	// SessionTTL is a session's lifetime (DefaultSessionTTL when 0);

@@ -31,7 +31,6 @@ type rig struct {
 	c      *Console
 	srv    *httptest.Server
 	reg    *prometheus.Registry
-	notice map[string]string
 }
 
 // newRig serves a console over a real engine (memstore) with two
@@ -39,7 +38,7 @@ type rig struct {
 // time), on a real HTTP server; tls serves it over HTTPS.
 func newRig(t *testing.T, tls bool) *rig {
 	t.Helper()
-	r := &rig{clk: fakeclock.New(t0), reg: prometheus.NewRegistry(), notice: map[string]string{}}
+	r := &rig{clk: fakeclock.New(t0), reg: prometheus.NewRegistry()}
 	s, err := memstore.Open(memstore.Options{Dir: t.TempDir(), Clock: r.clk.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -53,12 +52,7 @@ func newRig(t *testing.T, tls bool) *rig {
 		t.Fatal(err)
 	}
 	r.c, err = New(Options{Token: testToken, Engine: r.engine, Gatherer: r.reg, Clock: r.clk.Now,
-		Log:    slog.New(slog.DiscardHandler),
-		Notice: func(id string) string { return r.notice[id] },
-		SetNotice: func(_ context.Context, id, text string) error {
-			r.notice[id] = text
-			return nil
-		}})
+		Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,17 +405,29 @@ func TestActions(t *testing.T) {
 	if ctl("show").SoldOut {
 		t.Fatal("still sold out")
 	}
-	post("/admin/events/show/notice", url.Values{"notice": {"  Doors open at 8.  "}})
-	if r.notice["show"] != "Doors open at 8." {
-		t.Fatalf("notice %q", r.notice["show"])
+	notice := func() string {
+		if n := ctl("show").Notice; n != nil {
+			return n.Text
+		}
+		return ""
+	}
+	post("/admin/events/show/notice", url.Values{"notice": {"  Doors open at 8.\r\nBring ID.  "}})
+	if notice() != "Doors open at 8.\nBring ID." {
+		t.Fatalf("notice %q", notice())
+	}
+	if page := do(t, b, "GET", r.srv.URL+"/admin/", nil).body; !strings.Contains(page, "Doors open at 8.\nBring ID.</textarea>") {
+		t.Fatal("the dashboard does not show the notice in its form")
 	}
 	for _, bad := range []string{strings.Repeat("x", MaxNotice+1), "bell\a"} {
 		if loc := post("/admin/events/show/notice", url.Values{"notice": {bad}}); !strings.Contains(loc, "failed=notice") {
 			t.Fatalf("bad notice: %s", loc)
 		}
 	}
-	if r.notice["show"] != "Doors open at 8." {
-		t.Fatalf("a refused notice replaced it: %q", r.notice["show"])
+	if notice() != "Doors open at 8.\nBring ID." {
+		t.Fatalf("a refused notice replaced it: %q", notice())
+	}
+	if loc := post("/admin/events/show/notice", url.Values{"notice": {"  "}}); !strings.Contains(loc, "done=notice-clear") || ctl("show").Notice != nil {
+		t.Fatalf("an empty notice: %s, notice %+v", loc, ctl("show").Notice)
 	}
 	if loc := post("/admin/events/nope/pause", url.Values{}); !strings.Contains(loc, "failed=unknown") {
 		t.Fatalf("unknown event: %s", loc)

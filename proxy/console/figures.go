@@ -112,6 +112,9 @@ type eventView struct {
 	SeatsLeft      *int            `json:"seats_left"`
 	Bots           []botView       `json:"bots"`
 	Notice         string          `json:"notice"`
+	// NoticeLanguages counts the notice\'s translations (posted through
+	// the admin API; the console posts the default text alone).
+	NoticeLanguages int `json:"notice_languages"`
 }
 
 type capsView struct {
@@ -231,8 +234,8 @@ func (c *Console) sample(id string, now time.Time, bots [5]uint64, hist []point)
 	for i, b := range bands {
 		v.Bots[i] = botView{Band: b.label, Total: bots[i], LastMinute: botsMin[i]}
 	}
-	if c.opts.Notice != nil {
-		v.Notice = c.opts.Notice(id)
+	if ctl.Notice != nil {
+		v.Notice, v.NoticeLanguages = ctl.Notice.Text, len(ctl.Notice.Texts)
 	}
 	return p, v, true
 }

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/waitroom/waitroom/admission"
 )
@@ -23,8 +22,9 @@ import (
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-// MaxNotice bounds a notice's length in characters.
-const MaxNotice = 500
+// MaxNotice bounds a notice's length in characters (as the admin API
+// does).
+const MaxNotice = admission.MaxNoticeRunes
 
 // maxForm bounds a form's body.
 const maxForm = 8 << 10
@@ -48,7 +48,6 @@ type dashPage struct {
 	CSRF      string
 	Events    []eventView
 	Modes     []admission.Mode
-	Notices   bool
 	MaxNotice int
 	Done      string // the message of the change just made
 	Failed    string // the message of the change just refused
@@ -83,7 +82,7 @@ func (c *Console) dashboard(w http.ResponseWriter, r *http.Request) {
 	}
 	views, _ := c.snapshot()
 	q := r.URL.Query()
-	p := dashPage{CSRF: c.sessions.csrf(ss), Events: views, Notices: c.opts.SetNotice != nil, MaxNotice: MaxNotice,
+	p := dashPage{CSRF: c.sessions.csrf(ss), Events: views, MaxNotice: MaxNotice,
 		Modes: []admission.Mode{admission.ModeAlways, admission.ModeThreshold, admission.ModeScheduled},
 		Done:  doneText[q.Get("done")], Failed: failText[q.Get("failed")], Focus: q.Get("event"),
 		Expires: ss.expires.UTC().Format("15:04 UTC")}
@@ -157,7 +156,6 @@ var (
 		"mode":        "Pick always, threshold or scheduled.",
 		"no_on_sale":  "This event has no on_sale_at to schedule a draw at.",
 		"notice":      fmt.Sprintf("A notice is plain text of at most %d characters.", MaxNotice),
-		"no_notice":   "Notices cannot be posted here.",
 		"action":      "There is no such action.",
 		"unavailable": "The admission store did not take the change; try again.",
 		"unknown":     "There is no such event.",
@@ -210,27 +208,20 @@ func (c *Console) action(w http.ResponseWriter, r *http.Request) {
 		}
 		fn, attrs = func(c *admission.Control) { c.Mode = mode }, []any{"mode", mode}
 	case "notice":
-		text := strings.TrimSpace(r.PostForm.Get("notice"))
-		if c.opts.SetNotice == nil {
-			back("failed", "no_notice")
-			return
+		// A textarea sends CRLF line ends; the notice keeps LF.
+		text := strings.TrimSpace(strings.ReplaceAll(r.PostForm.Get("notice"), "\r\n", "\n"))
+		if text == "" {
+			fn, done = func(c *admission.Control) { c.Notice = nil }, "notice-clear"
+			break
 		}
-		if !utf8.ValidString(text) || utf8.RuneCountInString(text) > MaxNotice || strings.ContainsFunc(text, isControl) {
+		// The text alone: translations of an earlier text (posted through
+		// the admin API) would say something else.
+		n := admission.Notice{Text: text}
+		if n.Check() != nil {
 			back("failed", "notice")
 			return
 		}
-		if err := c.opts.SetNotice(r.Context(), id, text); err != nil {
-			c.opts.Log.Error("console: posting a notice failed", "event", id, "err", err)
-			back("failed", "unavailable")
-			return
-		}
-		if text == "" {
-			done = "notice-clear"
-		}
-		c.opts.Log.Info("console: operator change", "event", id, "change", "notice", "from", r.RemoteAddr, "notice", text)
-		c.Sample()
-		back("done", done)
-		return
+		fn, attrs = func(c *admission.Control) { c.Notice = &n }, []any{"notice", text}
 	}
 	if fn == nil {
 		back("failed", "action")
@@ -244,12 +235,6 @@ func (c *Console) action(w http.ResponseWriter, r *http.Request) {
 	c.opts.Log.Info("console: operator change", append([]any{"event", id, "change", act, "from", r.RemoteAddr}, attrs...)...)
 	c.Sample() // the pages show the change at once
 	back("done", done)
-}
-
-// isControl tells the characters a notice may not carry: controls but
-// for newlines and tabs.
-func isControl(r rune) bool {
-	return (r < 0x20 && r != '\n' && r != '\r' && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0)
 }
 
 // stream sends the charts' history, then each sample's figures, as

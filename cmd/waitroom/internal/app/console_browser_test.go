@@ -116,7 +116,8 @@ func figure(event, key string) string {
 // TestConsoleInChromium: an operator signs in to the console through its
 // form, sees the figures move while visitors join and are admitted,
 // raises max_new_per_minute with the form and watches admitted/min
-// follow; axe-core finds no accessibility violations in the login page
+// follow, pauses admission and posts a notice that a waiting visitor's
+// page then shows; axe-core finds no accessibility violations in the login page
 // and the dashboard, at 1280 px and at a tablet's 820 px, where nothing
 // overflows sideways.
 func TestConsoleInChromium(t *testing.T) {
@@ -165,6 +166,30 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Fatalf("admitted %v/min with max_new_per_minute 30", before["admitted_per_min"])
 	}
 	browsertest.ScreenshotIn(t, tab, shots, "console-1280-under-load")
+
+	// Pause admission, so that a visitor stays in the room, and post a
+	// notice with the form: the visitor's page shows it.
+	click := func(sel, flash string) {
+		t.Helper()
+		if err := chromedp.Do(tab, chromedp.Click(chromedp.CSS(sel))); err != nil {
+			t.Fatal(err)
+		}
+		browsertest.WaitFor(t, tab, flash, `(document.getElementById("flash") || {}).textContent === "`+flash+`"`)
+	}
+	click(`form[data-toggle="pause"] button`, "Admission paused.")
+	browsertest.WaitFor(t, tab, "the paused state shown", figure("shop", "state")+` === "paused"`)
+	visitor := b.NewTab(t, browsertest.AsDesktopChrome())
+	browsertest.Navigate(t, visitor, load.base+"/shop/notice")
+	browsertest.WaitFor(t, visitor, "the waiting room", `!!document.getElementById("wr-headline")`)
+	const notice = "Doors open at 8 pm. Bring your ID."
+	if err := chromedp.Do(tab, chromedp.SendKeys(chromedp.CSS(`#notice-shop`), notice)); err != nil {
+		t.Fatal(err)
+	}
+	click(`form.notice button[type="submit"]`, "Notice posted.")
+	browsertest.WaitFor(t, visitor, "the notice on the visitor's page",
+		`(e => !!e && !e.hidden && e.textContent === "`+notice+`")(document.getElementById("wr-notice"))`)
+	browsertest.ScreenshotIn(t, visitor, shots, "visitor-with-notice")
+	click(`form[data-toggle="pause"] button`, "Admission resumed.")
 
 	// Raise the pace with the caps form, as an operator would: keys into
 	// the field, then the button.
