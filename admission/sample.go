@@ -332,6 +332,7 @@ func mergeSamples(samples map[string]Sample, barred map[uint32]bool, last map[st
 	}
 	f.m.LatencyP50 = loghist.Percentile(&h, timed, 0.50)
 	f.m.LatencyP95 = loghist.Percentile(&h, timed, 0.95)
+	f.m.LatencyP99 = loghist.Percentile(&h, timed, 0.99)
 	f.m.LatencyMean = loghist.Mean(&h, timed)
 	f.m.Answered = timed
 	return f

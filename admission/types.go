@@ -261,6 +261,9 @@ type Measurements struct {
 	RequestRate float64       // requests per second
 	LatencyP50  time.Duration // of completed requests
 	LatencyP95  time.Duration
+	// LatencyP99 is for the operator's console; the controller reads
+	// the p95.
+	LatencyP99  time.Duration
 	LatencyMean time.Duration
 	// Answered is how many requests the latencies are measured over
 	// (the origin answered them; fractional where a window weighs its

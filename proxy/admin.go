@@ -61,6 +61,8 @@ const maxAdminBody = 64 << 10
 //	PUT    /admin/v1/events/{id}/notice       {"text":"...","texts":{"de":"..."}}: a message on
 //	                                          the waiting-room page and in the status JSON
 //	DELETE /admin/v1/events/{id}/notice
+//	GET    /admin/                            the operator console (package console): a login form
+//	                                          for the token, then the live dashboard
 //	GET    /metrics                           Prometheus
 //	GET    /healthz                           the process is up
 //	GET    /readyz                            it can serve
@@ -117,6 +119,11 @@ func (p *Proxy) Admin(opts AdminOptions) (http.Handler, error) {
 	mux.Handle("PUT /admin/v1/events/{id}/mode", a.auth(http.HandlerFunc(a.setMode)))
 	mux.Handle("DELETE /admin/v1/events/{id}/mode", a.auth(a.control("mode-reset",
 		func(c *admission.Control) { c.Mode = "" })))
+	// The console's pages are not the JSON API: they stay out of the
+	// patterns the OpenAPI document is held to.
+	if err := p.mountConsole(mux.ServeMux, opts, g); err != nil {
+		return nil, err
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		adminError(w, http.StatusNotFound, "not_found", "there is nothing at this path")
 	})

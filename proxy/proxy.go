@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/proxy/console"
 	"github.com/waitroom/waitroom/proxy/httpguard"
 	"github.com/waitroom/waitroom/proxy/identity"
 	"github.com/waitroom/waitroom/proxy/meter"
@@ -102,6 +103,8 @@ type Proxy struct {
 	// Close.
 	base context.Context
 	stop context.CancelFunc
+	// console is the admin listener's dashboard (set by Admin).
+	console *console.Console
 }
 
 // route is a compiled Route.

@@ -16,7 +16,7 @@
 // Every controller tick the admission engine calls Measure(event, now),
 // which folds the shards into admission.Measurements:
 //
-//   - RequestRate, ErrorRate, LatencyP50, LatencyP95, LatencyMean and
+//   - RequestRate, ErrorRate, LatencyP50, LatencyP95, LatencyP99, LatencyMean and
 //     Answered (the requests the latencies are measured over) cover the last
 //     Window (default 1 s). Each shard keeps a ring of slots (1 s each by
 //     default; Window/16 for windows over 16 s) tagged with the slot's

@@ -384,6 +384,7 @@ func (e *Event) Measure(now time.Time) admission.Measurements {
 	}
 	m.LatencyP50 = loghist.Percentile(&w.hist, w.timed, 0.50)
 	m.LatencyP95 = loghist.Percentile(&w.hist, w.timed, 0.95)
+	m.LatencyP99 = loghist.Percentile(&w.hist, w.timed, 0.99)
 	m.LatencyMean = loghist.Mean(&w.hist, w.timed)
 	m.Answered = w.timed
 	m.InFlight = int(max(w.inFlight, 0))

@@ -80,6 +80,7 @@ func TestMeasureWindow(t *testing.T) {
 		errRate float64
 		p50     time.Duration
 		p95     time.Duration
+		p99     time.Duration // checked when set
 	}{
 		{name: "nothing", at: 10 * time.Second},
 		{
@@ -108,7 +109,7 @@ func TestMeasureWindow(t *testing.T) {
 		{
 			name: "percentiles of 1..100 ms",
 			reqs: ramp,
-			at:   12 * time.Second, rate: 100.0 / 5, p50: 50 * time.Millisecond, p95: 95 * time.Millisecond,
+			at:   12 * time.Second, rate: 100.0 / 5, p50: 50 * time.Millisecond, p95: 95 * time.Millisecond, p99: 99 * time.Millisecond,
 		},
 		{
 			name: "5xx and failures are errors; failures have no latency",
@@ -145,6 +146,9 @@ func TestMeasureWindow(t *testing.T) {
 			}
 			if !within(got.LatencyP95, tc.p95) {
 				t.Errorf("LatencyP95 = %v, want %v within 1/32", got.LatencyP95, tc.p95)
+			}
+			if tc.p99 != 0 && !within(got.LatencyP99, tc.p99) {
+				t.Errorf("LatencyP99 = %v, want %v within 1/32", got.LatencyP99, tc.p99)
 			}
 			if got.InFlight != 0 {
 				t.Errorf("InFlight = %d, want 0", got.InFlight)

@@ -374,11 +374,16 @@ func WaitFor(t testing.TB, ctx context.Context, what, cond string) {
 // screenshot of a state is easy to find. It fails the test on an error.
 func Screenshot(t testing.TB, ctx context.Context, name string) string {
 	t.Helper()
+	return ScreenshotIn(t, ctx, filepath.Join(ArtifactsDir(), safeName(t.Name())), name)
+}
+
+// ScreenshotIn is Screenshot into dir (e.g. t.ArtifactDir()).
+func ScreenshotIn(t testing.TB, ctx context.Context, dir, name string) string {
+	t.Helper()
 	png, err := runTimeout(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("browsertest: screenshot %s: %v", name, err)
 	}
-	dir := filepath.Join(ArtifactsDir(), safeName(t.Name()))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatalf("browsertest: %v", err)
 	}

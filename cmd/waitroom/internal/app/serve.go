@@ -319,6 +319,7 @@ func (w *Waitroom) Run(ctx context.Context) error {
 	var adminSrv *http.Server
 	if w.lns.Admin != nil {
 		adminSrv = w.adminServer()
+		adminSrv.RegisterOnShutdown(w.Proxy.StopConsole) // the console's event streams
 		serving.Add(1)
 		go func() {
 			defer serving.Done()
