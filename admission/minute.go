@@ -88,9 +88,13 @@ type Minute struct {
 	SeatsSold int `json:"seats_sold"`
 	SeatsLeft int `json:"seats_left"`
 	// NoShows counts the visitors reached whose grace ended in the
-	// minute without their pass being used (or who were passed over as
-	// gone).
+	// minute without their pass being used at the gate (or who were
+	// passed over as gone).
 	NoShows int `json:"no_shows"`
+	// Reached counts the visitors whose turn came and whose grace ended
+	// in the minute (NoShows of them did not come): the no-show rate's
+	// denominator.
+	Reached int `json:"reached"`
 	// Defence counts the bot-defence actions applied, by band.
 	Defence DefenceCounts `json:"defence"`
 	// ETAKept counts the passes minted in the minute to visitors who
