@@ -268,3 +268,7 @@ func (e *Engine) FlushMinutes(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Store returns the engine's store (for reading what it recorded, such
+// as the minute records and draws of a report).
+func (e *Engine) Store() Store { return e.opts.Store }

@@ -208,3 +208,18 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
 }
+
+// Lanes are the names of an event's lanes in the engine's order: the
+// configured ones, then the public lane when it is not among them.
+func Lanes(cfg admission.EventConfig) []string {
+	var out []string
+	public := false
+	for _, l := range cfg.Lanes {
+		out = append(out, l.Name)
+		public = public || l.Name == admission.PublicLane
+	}
+	if !public {
+		out = append(out, admission.PublicLane)
+	}
+	return out
+}
