@@ -64,10 +64,9 @@ type Summary struct {
 
 // Export writes event's state in s to w as JSON Lines (see Line): the
 // definition, every seat of every section in plan order, the GA pools,
-// then the live holds and every order, in the order the audit stream
-// names them
-// (the holds still held, each once; each order once, in its state now),
-// and last the audit position.
+// then the live holds and every order in the order the audit stream
+// names them (the holds still held, each once; each order once, in its
+// state now), and last the audit position.
 func Export(ctx context.Context, s inventory.Store, event string, w io.Writer) (Summary, error) {
 	var sum Summary
 	enc := json.NewEncoder(w)

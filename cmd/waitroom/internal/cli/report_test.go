@@ -77,6 +77,12 @@ func TestReportCLIMatchesEndpoint(t *testing.T) {
 		}
 	}()
 
+	// The leader counts from its first tick (its baseline): join after it.
+	for deadline := time.Now().Add(30 * time.Second); !w.Engine.Figures("show").Leader; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the engine did not tick")
+		}
+	}
 	for range 5 {
 		if _, _, err := w.Engine.Join(ctx, "show", admission.JoinRequest{}); err != nil {
 			t.Fatal(err)
