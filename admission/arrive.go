@@ -147,6 +147,9 @@ func (e *Engine) Arrive(ctx context.Context, id string, req JoinRequest) (Arriva
 			}
 		}
 		res, err := e.status(ctx, ev, *old, now)
+		if err == nil {
+			promise(&res, now)
+		}
 		a := Arrival{Outcome: OutcomeRejoined, Status: res.Status, Placed: err == nil, Ticket: res.Ticket,
 			Issue: res.Ticket != *old, Pass: res.Pass}
 		return a, err
@@ -217,7 +220,11 @@ func (e *Engine) Arrive(ctx context.Context, id string, req JoinRequest) (Arriva
 	if err := ev.join(ctx, l, t); err != nil {
 		return Arrival{}, err
 	}
+	ev.joined.Add(1)
 	res, err := e.status(ctx, ev, t, now)
+	if err == nil {
+		promise(&res, now)
+	}
 	a := Arrival{Outcome: OutcomeJoined, Status: res.Status, Placed: err == nil, Ticket: res.Ticket,
 		Issue: err == nil, Pass: res.Pass}
 	if req.Shadow {
@@ -351,4 +358,17 @@ func (ev *event) admitToLane(ctx context.Context, l *lane, c Credential, now tim
 		return nil
 	}
 	return ErrNotAllowed
+}
+
+// promise notes in a ticket without one the latest time its join's
+// status told the visitor their turn would come (now plus the ETA's
+// high end, rounded up to the second), so that their admission can be
+// checked against it (see Ticket.PromisedBy). A status without an ETA
+// promises nothing.
+func promise(res *StatusResult, now time.Time) {
+	eta := res.Status.ETA
+	if !res.Ticket.PromisedBy.IsZero() || eta.High < 0 || !eta.Known() || res.Status.Kind == StatusAdmitted {
+		return
+	}
+	res.Ticket.PromisedBy = time.Unix(now.Add(time.Duration(eta.High)*time.Second+time.Second-1).Unix(), 0).UTC()
 }

@@ -25,6 +25,7 @@ const (
 	claimExp
 	claimJti
 	claimAdm // optional in a pass: passes minted before renewal lack it
+	claimEh  // optional in a ticket: the latest time first promised (see Ticket.PromisedBy)
 
 	commonClaimSet = claimTyp | claimEv | claimVid | claimLane | claimNum | claimBind | claimIat | claimExp
 	ticketClaimSet = commonClaimSet | claimTr
@@ -35,6 +36,7 @@ const (
 var claimNames = [][]byte{
 	[]byte("typ"), []byte("ev"), []byte("vid"), []byte("lane"), []byte("tr"),
 	[]byte("num"), []byte("bind"), []byte("iat"), []byte("exp"), []byte("jti"), []byte("adm"),
+	[]byte("eh"),
 }
 
 // claims are a decoded ticket or pass payload. It implements
@@ -46,7 +48,7 @@ type claims struct {
 	vid                 VisitorID
 	tr                  int
 	num                 uint64
-	iat, exp, adm       int64
+	iat, exp, adm, eh   int64
 	seen                uint16 // claim bits present
 	decoded             bool
 }
@@ -101,6 +103,8 @@ func (c *claims) claim(r *jsonstrict.Reader, key []byte) error {
 		bit = claimJti
 	case "adm":
 		bit = claimAdm
+	case "eh":
+		bit = claimEh
 	default:
 		// encoding/json would read "EV" as ev: refuse what other
 		// decoders may read differently.
@@ -155,6 +159,10 @@ func (c *claims) claim(r *jsonstrict.Reader, key []byte) error {
 		var n uint64
 		n, err = r.Uint("adm", maxUnix)
 		c.adm = int64(n)
+	case claimEh:
+		var n uint64
+		n, err = r.Uint("eh", maxUnix)
+		c.eh = int64(n)
 	}
 	if err != nil {
 		return errClaimValue
@@ -167,11 +175,11 @@ const maxInt = int(^uint(0) >> 1)
 // checkShape validates decoded (or to be signed) claims: exactly the
 // claims of the type, each within bounds.
 func (c *claims) checkShape() error {
-	want, seen := uint16(ticketClaimSet), c.seen
+	want, seen := uint16(ticketClaimSet), c.seen&^claimEh // eh is optional in a ticket
 	if c.typ == typPass {
-		want, seen = passClaimSet, seen&^claimAdm // adm is optional in a pass
+		want, seen = passClaimSet, c.seen&^claimAdm // adm is optional in a pass
 	}
-	allKnown := uint16(ticketClaimSet | passClaimSet | claimAdm)
+	allKnown := uint16(ticketClaimSet | passClaimSet | claimAdm | claimEh)
 	switch {
 	case seen&allKnown != want:
 		return errMissingClaim
@@ -186,6 +194,8 @@ func (c *claims) checkShape() error {
 	case c.iat <= 0 || c.exp > maxUnix || c.exp <= c.iat:
 		return errBadTimes
 	case c.seen&claimAdm != 0 && (c.adm <= 0 || c.adm > c.iat):
+		return errBadTimes
+	case c.seen&claimEh != 0 && c.eh <= 0:
 		return errBadTimes
 	}
 	return nil

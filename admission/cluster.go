@@ -17,6 +17,8 @@ func (ev *event) publishSample(ctx context.Context, now time.Time) error {
 	}
 	s := sm.Sample(ev.conf().ID, now)
 	s.Minted, s.Redeemed = ev.minted.Load(), ev.redeemed.Load()
+	c := ev.counters()
+	s.Joins, s.ETAKept, s.ETALate, s.Defence = c.joins, c.etaKept, c.etaLate, c.defence
 	s.SortVisitors()
 	ev.sample, ev.sampled = s, true
 	b, err := s.AppendBinary(ev.sampleBuf[:0])
@@ -112,7 +114,9 @@ func (ev *event) inheritOffers(now time.Time) {
 		}
 		for ; i < len(l.reach); i++ {
 			if prev, r := l.reach[i-1], l.reach[i]; r.serving > prev.serving {
-				l.offers = append(l.offers, offer{at: r.at, from: prev.serving + 1, to: r.serving})
+				// Those whose grace is over were counted by the last leader.
+				l.offers = append(l.offers, offer{at: r.at, from: prev.serving + 1, to: r.serving,
+					counted: now.Sub(r.at) > ev.conf().NoShowGrace})
 			}
 		}
 		l.mu.RUnlock()

@@ -53,6 +53,10 @@ type Options struct {
 	// JoinRequest.Shadow): at least 32 bytes, the same on every replica;
 	// nil: no shadow queue.
 	ShadowKey []byte
+	// MinuteRetention is how long the leader's minute records are kept
+	// in the store (DefaultMinuteRetention when 0; negative: none are
+	// written).
+	MinuteRetention time.Duration
 	// Lease is how long an event's leadership lasts without renewal: a
 	// leader that dies is replaced within it, and the samples of a
 	// replica that dies are forgotten within it (DefaultLease when 0;
@@ -127,6 +131,9 @@ func New(opts Options, events ...EventConfig) (*Engine, error) {
 	}
 	if opts.Lease == 0 {
 		opts.Lease = DefaultLease
+	}
+	if opts.MinuteRetention == 0 {
+		opts.MinuteRetention = DefaultMinuteRetention
 	}
 	if opts.ShadowKey != nil && len(opts.ShadowKey) < 32 {
 		return nil, errors.New("admission: the shadow key must be at least 32 bytes")
@@ -265,6 +272,10 @@ type event struct {
 	// that admitted), redeemed the first uses of passes noted here;
 	// both go into this replica's samples.
 	minted, redeemed atomic.Uint64
+	// joined, etaKept, etaLate and defence count, on this replica, what
+	// the leader's minute records sum (see Sample and record.go).
+	joined, etaKept, etaLate atomic.Uint64
+	defence                  [len(DefenceBands)]atomic.Uint64
 
 	tickMu   sync.Mutex // serialises ticks; guards what follows
 	ctrl     *Controller
@@ -284,6 +295,8 @@ type event struct {
 	figures atomic.Pointer[Figures]
 	// decisions are the controller's recent decisions on this replica.
 	decisions *decisionLog
+	// rec is the leader's minute record in the making (record.go).
+	rec recorder
 }
 
 type admitted struct {
@@ -346,6 +359,7 @@ type offer struct {
 	from, to uint64
 	skipped  int
 	told     bool // Options.NoShows has been told of its no-shows
+	counted  bool // its no-shows are in a minute record
 }
 
 func newEvent(e *Engine, cfg EventConfig) *event {

@@ -114,6 +114,7 @@ func (ev *event) regulate(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	ev.noteMeasured(m, cf)
 	remaining, known := 0, false
 	if ev.e.opts.Inventory != nil && ev.conf().InventoryEvent != "" {
 		remaining, known = ev.e.opts.Inventory.Remaining(ev.conf().InventoryEvent)
@@ -138,6 +139,7 @@ func (ev *event) regulate(ctx context.Context, now time.Time) error {
 		ev.admits = append(ev.admits, admitted{at: now, n: taken})
 	}
 	ev.decide(&out.Decision, now)
+	ev.noteDecided(&out.Decision)
 	f := *ev.figures.Load()
 	f.Limit, f.NoShowRate, f.Pending, f.Last, f.Admitted1m = out.Limit, rate, pending, m, last+taken
 	f.Slots, f.Decision = out.Slots, out.Decision
@@ -394,6 +396,11 @@ func (ev *event) pendingAndNoShows(ctx context.Context, now time.Time) (int, arr
 				if c {
 					came++
 				}
+			}
+			if age > grace && !o.counted { // its grace is over: the minute record's no-shows
+				l.offers[oi].counted = true
+				ev.rec.noShows += offered - came + o.skipped
+				ev.rec.reached += offered + o.skipped
 			}
 			if age > grace && !o.told {
 				l.offers[oi].told = true

@@ -49,6 +49,13 @@ type Sample struct {
 	// added to the sum as they are).
 	Visitors []SeenVisitor
 	Unlisted int
+	// Joins, ETAKept and ETALate count, since the replica started, the
+	// visitors who joined, and the first passes minted to visitors whose
+	// join's promised latest time had not passed and had; Defence the
+	// bot-defence actions applied, by band (DefenceBands). All are
+	// filled in by the engine, for the leader's minute records.
+	Joins, ETAKept, ETALate uint64
+	Defence                 [len(DefenceBands)]uint64
 }
 
 // SeenVisitor is an active visitor in a Sample: its VisitorKey and when
@@ -78,8 +85,13 @@ func VisitorKey(v VisitorID) uint32 {
 		binary.LittleEndian.Uint32(v[8:]) ^ binary.LittleEndian.Uint32(v[12:])
 }
 
-// sampleVersion tags the encoding of a Sample.
-const sampleVersion = 1
+// sampleVersion tags the encoding of a Sample; sampleVersion1 lacks the
+// counters of the minute records (Joins, ETAKept, ETALate, Defence),
+// which read as 0 from a replica not upgraded yet.
+const (
+	sampleVersion1 = 1
+	sampleVersion  = 2
+)
 
 // maxSampleVisitors bounds the visitors of one decoded sample.
 const maxSampleVisitors = 1 << 22
@@ -88,7 +100,8 @@ const maxSampleVisitors = 1 << 22
 var ErrBadSample = errors.New("admission: malformed measurement sample")
 
 // AppendBinary appends the sample's compact encoding to b: a version
-// byte, varints for the times and counts, the non-empty latency buckets
+// byte, varints for the times and counts (the minute records' counters
+// after the others), the non-empty latency buckets
 // (index delta and float32 count), and the visitors in key order as
 // varint key deltas and seconds since they were seen. Ten thousand
 // active visitors take about 40 KB. Visitors must be in increasing key
@@ -100,6 +113,12 @@ func (s *Sample) AppendBinary(b []byte) ([]byte, error) {
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(nonNeg(s.Requests)))
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(nonNeg(s.Errors)))
 	for _, n := range []uint64{uint64(max(s.InFlight, 0)), s.Completions, s.Minted, s.Redeemed, uint64(max(s.Unlisted, 0))} {
+		b = binary.AppendUvarint(b, n)
+	}
+	b = binary.AppendUvarint(b, s.Joins)
+	b = binary.AppendUvarint(b, s.ETAKept)
+	b = binary.AppendUvarint(b, s.ETALate)
+	for _, n := range s.Defence {
 		b = binary.AppendUvarint(b, n)
 	}
 	nz := 0
@@ -143,7 +162,8 @@ func nonNeg(f float64) float64 {
 func (s *Sample) UnmarshalBinary(b []byte) error {
 	*s = Sample{}
 	r := sampleReader{b: b}
-	if r.byte() != sampleVersion {
+	v := r.byte()
+	if v != sampleVersion && v != sampleVersion1 {
 		return ErrBadSample
 	}
 	at := r.uvarint()
@@ -152,6 +172,12 @@ func (s *Sample) UnmarshalBinary(b []byte) error {
 	s.InFlight = int(min(r.uvarint(), math.MaxInt32))
 	s.Completions, s.Minted, s.Redeemed = r.uvarint(), r.uvarint(), r.uvarint()
 	s.Unlisted = int(min(r.uvarint(), math.MaxInt32))
+	if v >= sampleVersion {
+		s.Joins, s.ETAKept, s.ETALate = r.uvarint(), r.uvarint(), r.uvarint()
+		for i := range s.Defence {
+			s.Defence[i] = r.uvarint()
+		}
+	}
 	if at > math.MaxInt64 {
 		return ErrBadSample
 	}
@@ -275,6 +301,12 @@ type clusterFigures struct {
 	replicas          int
 	minted, redeemed  uint64
 	visitors, dropped int // distinct active visitors listed; of them, barred
+	// For the minute records: each replica's counters, and the origin's
+	// errors and answered requests by latency bucket per second (each
+	// sample's window figures over its window), summed.
+	counters map[string]replicaCounters
+	errRate  float64
+	latRate  [loghist.Buckets]float64
 }
 
 // mergeSamples sums the samples of every replica (see the comment at
@@ -289,6 +321,7 @@ func mergeSamples(samples map[string]Sample, barred map[uint32]bool, last map[st
 		timed            float64
 	)
 	seen := make(map[uint32]time.Time)
+	f.counters = make(map[string]replicaCounters, len(samples))
 	for name, s := range samples {
 		f.replicas++
 		if w := s.Window.Seconds(); w > 0 {
@@ -300,6 +333,13 @@ func mergeSamples(samples map[string]Sample, barred map[uint32]bool, last map[st
 			h[i] += c
 			timed += c
 		}
+		if w := s.Window.Seconds(); w > 0 {
+			f.errRate += s.Errors / w
+			for i, c := range s.Latency {
+				f.latRate[i] += c / w
+			}
+		}
+		f.counters[name] = countersOf(&s)
 		f.m.InFlight += s.InFlight
 		f.m.Active += s.Unlisted
 		f.minted += s.Minted

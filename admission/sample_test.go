@@ -2,6 +2,7 @@ package admission
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math"
 	"reflect"
@@ -15,7 +16,8 @@ var sampleAt = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 
 func testSample() Sample {
 	s := Sample{At: sampleAt, Window: time.Second, Requests: 120.5, Errors: 3.25, InFlight: 7,
-		Completions: 42, Minted: 100, Redeemed: 90, Unlisted: 2}
+		Completions: 42, Minted: 100, Redeemed: 90, Unlisted: 2, Joins: 300, ETAKept: 80, ETALate: 20,
+		Defence: [len(DefenceBands)]uint64{250, 30, 12, 5, 3}}
 	s.Latency[loghist.Bucket(20_000)] = 100
 	s.Latency[loghist.Bucket(300_000)] = 17.5
 	s.Latency[0] = 1
@@ -161,3 +163,39 @@ func TestMergeSamples(t *testing.T) {
 		t.Errorf("completions at the next merge: %d, want 3", f.m.Completions)
 	}
 }
+
+// TestSampleVersion1: a replica not upgraded yet publishes version 1,
+// without the minute records' counters: the leader reads its sample,
+// those counters 0.
+func TestSampleVersion1(t *testing.T) {
+	s := testSample()
+	s.Joins, s.ETAKept, s.ETALate, s.Defence = 0, 0, 0, [len(DefenceBands)]uint64{}
+	b, err := s.AppendBinary(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Version 1 is version 2 without the eight varints (each one byte
+	// here, all 0) after the five counts.
+	head := 1 + uvarintLen(uint64(s.At.UnixMilli())) + uvarintLen(uint64(s.Window.Microseconds())) + 16
+	for _, n := range []uint64{uint64(s.InFlight), s.Completions, s.Minted, s.Redeemed, uint64(s.Unlisted)} {
+		head += uvarintLen(n)
+	}
+	if !bytes.Equal(b[head:head+8], make([]byte, 8)) {
+		t.Fatalf("the new counters are not where the test expects them: % x", b[head:head+8])
+	}
+	v1 := append([]byte{sampleVersion1}, b[1:head]...)
+	v1 = append(v1, b[head+8:]...)
+	var got Sample
+	if err := got.UnmarshalBinary(v1); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, s) {
+		t.Fatalf("version 1:\n got %+v\nwant %+v", got, s)
+	}
+	v1[0] = 3
+	if err := got.UnmarshalBinary(v1); !errors.Is(err, ErrBadSample) {
+		t.Fatalf("version 3: %v, want ErrBadSample", err)
+	}
+}
+
+func uvarintLen(n uint64) int { return len(binary.AppendUvarint(nil, n)) }

@@ -177,6 +177,7 @@ func (ev *event) rejoin(ctx context.Context, l *lane, t *Ticket, now time.Time) 
 	if err != nil {
 		return 0, false, err
 	}
+	nt.PromisedBy = t.PromisedBy // the promise made at the join stands
 	*t = nt
 	return 0, true, nil
 }
@@ -274,6 +275,14 @@ func (ev *event) admit(ctx context.Context, l *lane, res StatusResult, now time.
 	if l.claimed.set(n) {
 		if err := ev.e.opts.Store.Claim(ctx, ev.conf().ID, l.cfg.Name, n); err != nil {
 			ev.e.log.Warn("admission: recording a claim failed", "event", ev.conf().ID, "err", err)
+		}
+		// The first pass of the number here: was the join's promise kept?
+		if p := res.Ticket.PromisedBy; !p.IsZero() {
+			if now.After(p) {
+				ev.etaLate.Add(1)
+			} else {
+				ev.etaKept.Add(1)
+			}
 		}
 	}
 	res.Status.Kind = StatusAdmitted

@@ -82,7 +82,7 @@ func (d Draw) Next() uint64 { return d.First + d.Count }
 // by several processes.
 //
 // Durability: AppendMember, Seed, RecordDraw, Advance, Revoke,
-// BarVisitors, UseInvite, PlaceAccount and SetControl are durable when they return. Claim, MarkUsed and
+// BarVisitors, UseInvite, PlaceAccount, SetControl and RecordMinute are durable when they return. Claim, MarkUsed and
 // SaveController may be batched (flushed at least once a second and on Close): losing the
 // last second of them after a crash only blurs a measurement. An
 // operation whose context ends may still take effect.
@@ -198,6 +198,15 @@ type Store interface {
 	// the last tick's figures, published again at the next.
 	PublishSample(ctx context.Context, event, replica string, sample []byte, ttl time.Duration) error
 	Samples(ctx context.Context, event string) (map[string][]byte, error)
+
+	// RecordMinute stores record (an encoded Minute, opaque to the
+	// store) as the event's record of the minute starting at minute (a
+	// whole minute), replacing one stored for that minute; it is
+	// forgotten keep after it was written (keep ≥ 1ms). Minutes returns
+	// the records in force of minutes from ≤ m < to, in minute order.
+	// RecordMinute is durable when it returns.
+	RecordMinute(ctx context.Context, event string, minute time.Time, record []byte, keep time.Duration) error
+	Minutes(ctx context.Context, event string, from, to time.Time) ([]MinuteRecord, error)
 
 	// Lease makes holder the event's leader for ttl, or renews its lease,
 	// and reports whether holder is the leader now. The leader runs draws

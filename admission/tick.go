@@ -76,6 +76,7 @@ func (ev *event) tick(ctx context.Context, now time.Time) error {
 	if took {
 		ev.restored = false // a new leader rescans and restores its controller
 		ev.heard = nil
+		ev.rec = recorder{} // carries on from the stored minute (record.go)
 		for _, l := range ev.lanes {
 			l.scanned = -1
 		}
@@ -88,7 +89,7 @@ func (ev *event) tick(ctx context.Context, now time.Time) error {
 		ev.inheritOffers(now)
 	}
 	if lead {
-		errs = append(errs, ev.seedAndDraw(ctx, now), ev.regulate(ctx, now))
+		errs = append(errs, ev.seedAndDraw(ctx, now), ev.regulate(ctx, now), ev.record(ctx, now))
 	}
 	ev.releaseLate(now)
 	ev.publishFigures(now)

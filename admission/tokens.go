@@ -52,6 +52,12 @@ type Ticket struct {
 	// IssuedAt and ExpiresAt bound the ticket's validity (whole seconds,
 	// ExpiresAt at least a second after IssuedAt).
 	IssuedAt, ExpiresAt time.Time
+	// PromisedBy is the latest time the visitor was first told their
+	// turn would come (the join's ETA high, whole seconds; the "eh"
+	// claim); zero when no ETA was shown at the join. When the visitor
+	// is admitted the engine counts whether the promise was kept
+	// (Minute.ETAKept), without a store lookup.
+	PromisedBy time.Time
 }
 
 // Pass is the admission cookie's content: a visitor admitted to an event,
@@ -117,6 +123,7 @@ type ticketJSON struct {
 	Bind string     `json:"bind"`
 	Iat  int64      `json:"iat"`
 	Exp  int64      `json:"exp"`
+	Eh   int64      `json:"eh,omitempty"`
 }
 
 // passJSON is a pass's JWT payload as signed; the JSON names are a
@@ -178,12 +185,15 @@ func (k *Keyring) SignTicket(t Ticket) (string, error) {
 		num: t.Number, bind: t.Binding, iat: t.IssuedAt.Unix(), exp: t.ExpiresAt.Unix(),
 		seen: ticketClaimSet,
 	}
+	if !t.PromisedBy.IsZero() {
+		c.eh, c.seen = t.PromisedBy.Unix(), c.seen|claimEh
+	}
 	if err := c.checkSignable(); err != nil {
 		return "", err
 	}
 	return k.sign(&ticketJSON{
 		Typ: typTicket, Ev: c.ev, Vid: hexVisitor(c.vid), Lane: c.lane, Tr: c.tr,
-		Num: c.num, Bind: c.bind, Iat: c.iat, Exp: c.exp,
+		Num: c.num, Bind: c.bind, Iat: c.iat, Exp: c.exp, Eh: c.eh,
 	})
 }
 
@@ -249,7 +259,7 @@ func (k *Keyring) VerifyTicket(token, event, binding string, now time.Time) (Tic
 	if err != nil {
 		return Ticket{}, err
 	}
-	return Ticket{
+	t := Ticket{
 		Event:     c.ev,
 		Visitor:   c.vid,
 		Lane:      c.lane,
@@ -258,7 +268,11 @@ func (k *Keyring) VerifyTicket(token, event, binding string, now time.Time) (Tic
 		Binding:   c.bind,
 		IssuedAt:  time.Unix(c.iat, 0).UTC(),
 		ExpiresAt: time.Unix(c.exp, 0).UTC(),
-	}, nil
+	}
+	if c.seen&claimEh != 0 {
+		t.PromisedBy = time.Unix(c.eh, 0).UTC()
+	}
+	return t, nil
 }
 
 // VerifyPass checks a pass token and returns its pass, under the rules of

@@ -415,3 +415,56 @@ const (
 	fuzzEvent   = "tour-2030"
 	fuzzBinding = "dev-9f86d081884c7d65"
 )
+
+// TestTicketPromise: the latest time promised at the join rides in the
+// ticket's "eh" claim, to the second; a ticket without one has no claim
+// and verifies with a zero PromisedBy; the claim in a pass, or as 0, is
+// refused.
+func TestTicketPromise(t *testing.T) {
+	ring := mustRing(t, edKey("k1"))
+	now := tokenT0.Add(time.Minute)
+	want := sampleTicket()
+	want.PromisedBy = tokenT0.Add(17 * time.Minute)
+	tok := mustSign(t)(ring.SignTicket(want))
+	if _, payload := decodeToken(t, tok); payload["eh"] != float64(want.PromisedBy.Unix()) {
+		t.Fatalf("eh claim = %v, want %d", payload["eh"], want.PromisedBy.Unix())
+	}
+	got, err := ring.VerifyTicket(tok, want.Event, want.Binding, now)
+	if err != nil || got != want {
+		t.Fatalf("round trip: %+v, %v; want %+v", got, err, want)
+	}
+	plain := mustSign(t)(ring.SignTicket(sampleTicket()))
+	if _, payload := decodeToken(t, plain); payload["eh"] != nil {
+		t.Fatalf("a ticket without a promise has eh = %v", payload["eh"])
+	}
+	for name, claims := range map[string]map[string]any{
+		"eh in a pass": {"eh": 5, "typ": "pass"},
+		"eh of 0":      {"eh": 0},
+		"eh negative":  {"eh": -1},
+	} {
+		_, payload := decodeToken(t, tok)
+		for k, v := range claims {
+			payload[k] = v
+		}
+		if claims["typ"] == "pass" {
+			_, pp := decodeToken(t, mustSign(t)(ring.SignPass(samplePass())))
+			pp["eh"] = 5
+			payload = pp
+		}
+		hdr, _, _ := splitToken(t, tok)
+		signed, err := ring.signer.method.Sign(hdr+"."+encodeJSON(t, payload), ring.signer.signKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		forged := hdr + "." + encodeJSON(t, payload) + "." + tokenB64.EncodeToString(signed)
+		var verr error
+		if claims["typ"] == "pass" {
+			_, verr = ring.VerifyPass(forged, want.Event, want.Binding, now)
+		} else {
+			_, verr = ring.VerifyTicket(forged, want.Event, want.Binding, now)
+		}
+		if !errors.Is(verr, ErrBadToken) {
+			t.Errorf("%s: %v, want ErrBadToken", name, verr)
+		}
+	}
+}

@@ -42,6 +42,7 @@ const maxAdminBody = 64 << 10
 //	GET    /admin/v1/events/{id}              one event
 //	GET    /admin/v1/events/{id}/controller   the controller's recent decisions with their reasons
 //	                                          (?since=RFC 3339&limit=1..600, default 120)
+//	GET    /admin/v1/events/{id}/report       the record after the sale (?format=json|csv|html, default json)
 //	POST   /admin/v1/events/{id}/pause        stop admitting (joins go on)
 //	POST   /admin/v1/events/{id}/resume
 //	POST   /admin/v1/events/{id}/close        close the queue for good
@@ -90,6 +91,7 @@ func (p *Proxy) Admin(opts AdminOptions) (http.Handler, error) {
 	mux.Handle("GET /admin/v1/events", a.auth(http.HandlerFunc(a.list)))
 	mux.Handle("GET /admin/v1/events/{id}", a.auth(http.HandlerFunc(a.get)))
 	mux.Handle("GET /admin/v1/events/{id}/controller", a.auth(http.HandlerFunc(a.controller)))
+	mux.Handle("GET /admin/v1/events/{id}/report", a.auth(http.HandlerFunc(a.report))) // report.go
 	for _, c := range []struct {
 		verb string
 		fn   func(c *admission.Control)

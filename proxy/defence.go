@@ -262,6 +262,7 @@ func (p *Proxy) assess(ev *event, r *challenge.Request, count bool) (challenge.D
 	dec := ev.Challenge.Policy.Decide(score)
 	if count {
 		p.dm.decisions.WithLabelValues(ev.ID, string(dec.Would), string(dec.Apply)).Inc()
+		p.engine.NoteDefence(ev.ID, string(dec.Apply)) // for the minute records
 	}
 	if dec.Would != dec.Apply {
 		p.log.Info("proxy: bot defence dry run", "event", ev.ID, "ip", r.IP, "score", score, "join", r.Join,

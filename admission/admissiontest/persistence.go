@@ -49,8 +49,14 @@ func testPersistence(t *testing.T, h Harness) {
 	ctl := admission.Control{Paused: true, Caps: &admission.Caps{MaxActive: 5}}
 	check(t, s.SetControl(ctx, ev, ctl))
 	check(t, s.SaveController(ctx, ev, []byte("controller state")))
+	minute := time.Date(2026, 5, 1, 19, 0, 0, 0, time.UTC)
+	check(t, s.RecordMinute(ctx, ev, minute, []byte("first"), time.Hour))
+	check(t, s.RecordMinute(ctx, ev, minute, []byte("minute 0"), time.Hour))
+	check(t, s.RecordMinute(ctx, ev, minute.Add(time.Minute), []byte("minute 1"), time.Hour))
 
 	s = h.Reopen(t, s)
+
+	wantMinutes(t, s, ev, minute, minute.Add(time.Hour), "minute 0", "minute 1")
 
 	wantMembers(t, s, ev, public, 0, []admission.VisitorID{v[0], v[1], v[0]})
 	wantMembers(t, s, ev, public, 2, v[2:3])

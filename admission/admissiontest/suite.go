@@ -3,7 +3,8 @@
 // draws), serving.go (counters and claims), uses.go (pass uses),
 // passes.go (revocations, bars, invites), accounts.go (accounts' places),
 // control.go (control, controller state, lease), samples.go (the
-// replicas' measurement records) and persistence.go.
+// replicas' measurement records), minutes.go (the leader's minute
+// records) and persistence.go.
 
 package admissiontest
 
@@ -78,6 +79,9 @@ func Run(t *testing.T, h Harness) {
 		{"Samples", testSamples},
 		{"SamplesExpire", testSamplesExpire},
 		{"SamplesConcurrent", testSamplesConcurrent},
+		{"Minutes", testMinutes},
+		{"MinutesExpire", testMinutesExpire},
+		{"MinutesConcurrent", testMinutesConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -60,7 +60,10 @@ type event struct {
 	// since it, and when it ends (Unix ms).
 	slotsLeft, slotsTaken int
 	// samples are the replicas' measurement records (in memory only).
-	samples    map[string]sample
+	samples map[string]sample
+	// minutes are the leader's minute records (see minutes.go), loaded
+	// from their file at first use.
+	minutes    minuteBook
 	slotsUntil int64
 	gen        uint64
 	lazy       bool

@@ -209,6 +209,7 @@ func (s *Store) Close() error {
 		e.mu.Unlock()
 		errs = append(errs, e.persist(context.Background(), gen, dirty))
 		e.wg.Wait()
+		e.closeMinutes()
 		e.mmu.Lock()
 		for _, l := range e.tranches {
 			errs = append(errs, l.close())

@@ -34,6 +34,7 @@ var (
 	scriptBars        = load("bars")
 	scriptGrant       = load("grant")
 	scriptTake        = load("take")
+	scriptMinute      = load("minute")
 )
 
 func load(name string) *redis.Script {

@@ -127,7 +127,7 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 	}
 	w.Meter = meter.New(meter.Options{})
 	opts := admission.Options{Store: store, Meter: w.Meter, Replica: w.replica(), Logger: log, ShadowKey: shadowKey(cfg),
-		Lease: cfg.Admission.Lease.Std()}
+		Lease: cfg.Admission.Lease.Std(), MinuteRetention: cfg.Admission.ReportRetention.Std()}
 	if len(cfg.Sinks) > 0 {
 		opts.NoShows = w.noShow
 	}
@@ -347,6 +347,12 @@ func (w *Waitroom) Run(ctx context.Context) error {
 	serving.Wait()
 	stop()
 	wg.Wait()
+	// The minute in progress goes into the report too.
+	fctx, fcancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer fcancel()
+	if err := w.Engine.FlushMinutes(fctx); err != nil {
+		w.log.Warn("writing the last minute records failed", "err", err)
+	}
 	return runErr
 }
 

@@ -16,6 +16,8 @@ func init() {
 
 const inventoryHelp = `Usage: waitroom inventory [-c FILE] [--listen ADDR] [--redis URL | --data-dir DIR]
                           [--api-token TOKEN] [--insecure-no-auth]
+       waitroom inventory export --event E ...     (see waitroom inventory export -h)
+       waitroom inventory reconcile --event E --orders FILE ...
 
 Runs the seat-hold sidecar: the HTTP API under /v1/ that an origin calls to
 hold, confirm and release seats, over the embedded store (journaled to
@@ -28,6 +30,14 @@ command lines are visible to other users of the machine.
 `
 
 func runInventory(ctx context.Context, args []string, s stdio) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "export":
+			return runInventoryExport(ctx, args[1:], s) // ledger.go
+		case "reconcile":
+			return runInventoryReconcile(ctx, args[1:], s)
+		}
+	}
 	fs := newFlags("inventory", inventoryHelp)
 	path := fs.String("c", "", "configuration `FILE` (optional)")
 	listen := fs.String("listen", "", "listen `ADDR`ess, host:port (default "+config.DefaultInventoryListen+")")

@@ -216,7 +216,7 @@ func writeNewFile(path string, replace bool, write func(io.Writer) error) (err e
 	f, err := os.OpenFile(path, flags, 0o600)
 	if err != nil {
 		if errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("%s exists; mint never replaces a file without --force", target)
+			return fmt.Errorf("%s exists; it is not replaced without --force", target)
 		}
 		return err
 	}

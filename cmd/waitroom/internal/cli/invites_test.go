@@ -107,7 +107,7 @@ func TestInvitesMintFile(t *testing.T) {
 	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("file mode: %v %v", st.Mode(), err)
 	}
-	if code, _, stderr := mint(); code != 1 || !strings.Contains(stderr, "exists; mint never replaces a file without --force") {
+	if code, _, stderr := mint(); code != 1 || !strings.Contains(stderr, "exists; it is not replaced without --force") {
 		t.Fatalf("second mint into the same file: exit %d: %s", code, stderr)
 	}
 	if again, _ := os.ReadFile(out); string(again) != string(first) {

@@ -484,6 +484,13 @@ type Admission struct {
 	// event whose tick is longer. Shorter hands over sooner, and loses the
 	// lead to a Redis stall of that length.
 	Lease Duration `yaml:"lease"`
+	// How long the per-minute records of each event (arrivals, admitted,
+	// active visitors, origin latency and errors, the controller's
+	// target, seats sold, no-shows, bot-defence outcomes, ETA honesty)
+	// are kept in the store after they are written, for waitroom report
+	// and GET /admin/v1/events/{id}/report. 1h to 8760h (a year; 0: the
+	// default); Redis expires them, the embedded store prunes them.
+	ReportRetention Duration `yaml:"report_retention"`
 }
 
 // Defaults of the serve, admin and admission sections.
@@ -550,6 +557,7 @@ const (
 	// here only for a constant would tie configuration to a store.
 	DefaultAdmissionRedisPrefix = "wr:adm:"
 	DefaultAdmissionLease       = Duration(admission.DefaultLease)
+	DefaultReportRetention      = Duration(admission.DefaultMinuteRetention)
 )
 
 // Limits of the serve, admin and admission sections that Validate
@@ -561,6 +569,8 @@ const (
 	MinAdminTokenLength   = 16
 	MinAdmissionLease     = 500 * time.Millisecond
 	MaxAdmissionLease     = time.Minute
+	MinReportRetention    = time.Hour
+	MaxReportRetention    = 365 * 24 * time.Hour
 	MinBypassSecretLength = 16
 	MaxKeyIDLength        = 64
 )
@@ -617,10 +627,11 @@ func defaultServe() Serve {
 
 func defaultAdmission() Admission {
 	return Admission{
-		Store:       DefaultAdmissionStore,
-		DataDir:     DefaultAdmissionDataDir,
-		Redis:       defaultRedis(),
-		RedisPrefix: DefaultAdmissionRedisPrefix,
-		Lease:       DefaultAdmissionLease,
+		Store:           DefaultAdmissionStore,
+		DataDir:         DefaultAdmissionDataDir,
+		Redis:           defaultRedis(),
+		RedisPrefix:     DefaultAdmissionRedisPrefix,
+		Lease:           DefaultAdmissionLease,
+		ReportRetention: DefaultReportRetention,
 	}
 }

@@ -479,6 +479,9 @@ func (v *validator) admission(path string, a *Admission, c *Config) {
 	if l := a.Lease.Std(); l < MinAdmissionLease || l > MaxAdmissionLease {
 		v.fail(path+".lease", "must be from %v to %v, such as %v (got %v)", Duration(MinAdmissionLease), Duration(MaxAdmissionLease), DefaultAdmissionLease, a.Lease)
 	}
+	if r := a.ReportRetention.Std(); r != 0 && (r < MinReportRetention || r > MaxReportRetention) {
+		v.fail(path+".report_retention", "must be from %v to %v, such as %v (got %v)", Duration(MinReportRetention), Duration(MaxReportRetention), DefaultReportRetention, a.ReportRetention)
+	}
 }
 
 // within reports whether dir is parent or inside it, comparing cleaned
