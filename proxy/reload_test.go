@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,5 +109,56 @@ func TestReloadLive(t *testing.T) {
 	}
 	if page := newVisitor(t, "Mozilla/5.0 new").do(t, "GET", r.url+"/tickets/x", ""); !strings.Contains(page.body, "The Big Show") {
 		t.Fatal("a refused reload changed the pages")
+	}
+}
+
+// reloadSame is the admin API's reload in these tests: the proxy
+// reloads the options it runs on, and answers as the wiring does.
+func (r *rig) reloadSame(context.Context) (any, []string, error) {
+	if err := r.p.Reload(r.opts); err != nil {
+		return nil, strings.Split(err.Error(), "\n"), nil
+	}
+	none := map[string][]string{"added": {}, "changed": {}, "removed": {}}
+	return map[string]any{"result": "applied", "events": none, "origins": none,
+		"changed": []string{}, "needs_restart": []string{}}, nil, nil
+}
+
+// TestAdminReload: POST /admin/v1/reload needs the token, answers the
+// reload's report, and every problem of a refused one with 422.
+func TestAdminReload(t *testing.T) {
+	r := newRig(t)
+	var refuse atomic.Bool
+	opts := adminOptions(r)
+	opts.Reload = func(ctx context.Context) (any, []string, error) {
+		if refuse.Load() {
+			bad := r.opts
+			bad.Routes = []Route{{Prefix: "/x/", Event: "nope", Action: ActionQueue}, {Prefix: "y", Action: ActionPass}}
+			if err := r.p.Reload(bad); err != nil {
+				return nil, strings.Split(err.Error(), "\n"), nil
+			}
+		}
+		return r.reloadSame(ctx)
+	}
+	h, err := r.p.Admin(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := serveAdmin(t, h)
+	if code, _ := adminRaw(t, "POST", base+"/admin/v1/reload", "", "", ""); code != 401 {
+		t.Fatalf("without a token: %d", code)
+	}
+	code, body := adminRaw(t, "POST", base+"/admin/v1/reload", adminToken, "", "")
+	if code != 200 || !strings.Contains(string(body), `"result":"applied"`) {
+		t.Fatalf("reload: %d %s", code, body)
+	}
+	refuse.Store(true)
+	code, body = adminRaw(t, "POST", base+"/admin/v1/reload", adminToken, "", "")
+	var out struct {
+		Error    string
+		Problems []string
+	}
+	json.Unmarshal(body, &out)
+	if code != 422 || out.Error != "config_refused" || len(out.Problems) != 2 {
+		t.Fatalf("a refused reload: %d %s", code, body)
 	}
 }
