@@ -30,6 +30,11 @@ type AdminOptions struct {
 	// Ready reports whether this replica can serve (stores reachable, an
 	// origin healthy); nil: always ready.
 	Ready func(ctx context.Context) error
+	// Reload re-reads the configuration (POST /admin/v1/reload): the
+	// report to answer with, the problems that refused the file (422),
+	// or an error when there is nothing to reload (409). nil: no
+	// endpoint.
+	Reload func(ctx context.Context) (report any, problems []string, err error)
 }
 
 // maxAdminBody bounds an operator request's body.
@@ -62,6 +67,8 @@ const maxAdminBody = 64 << 10
 //	PUT    /admin/v1/events/{id}/notice       {"text":"...","texts":{"de":"..."}}: a message on
 //	                                          the waiting-room page and in the status JSON
 //	DELETE /admin/v1/events/{id}/notice
+//	POST   /admin/v1/reload                   re-read the configuration file and apply it live
+//	                                          (422 with every problem when it is refused)
 //	GET    /admin/                            the operator console (package console): a login form
 //	                                          for the token, then the live dashboard
 //	GET    /metrics                           Prometheus
@@ -121,6 +128,9 @@ func (p *Proxy) Admin(opts AdminOptions) (http.Handler, error) {
 	mux.Handle("PUT /admin/v1/events/{id}/mode", a.auth(http.HandlerFunc(a.setMode)))
 	mux.Handle("DELETE /admin/v1/events/{id}/mode", a.auth(a.control("mode-reset",
 		func(c *admission.Control) { c.Mode = "" })))
+	if opts.Reload != nil {
+		mux.Handle("POST /admin/v1/reload", a.auth(reloadHandler(opts.Reload, a.p.log)))
+	}
 	// The console's pages are not the JSON API: they stay out of the
 	// patterns the OpenAPI document is held to.
 	if err := p.mountConsole(mux.ServeMux, opts, g); err != nil {

@@ -23,7 +23,7 @@ func startAdmin(t *testing.T, r *rig) string {
 }
 
 func adminOptions(r *rig) AdminOptions {
-	return AdminOptions{Token: adminToken, Gatherer: prometheus.Gatherers{r.reg}}
+	return AdminOptions{Token: adminToken, Gatherer: prometheus.Gatherers{r.reg}, Reload: r.reloadSame}
 }
 
 // serveAdmin serves h on a loopback port until the test ends.

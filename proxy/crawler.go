@@ -60,6 +60,16 @@ func compileCrawlers(cs []Crawler, reg prometheus.Registerer) ([]crawler, error)
 	spoofed := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_crawler_spoofed_total",
 		Help: "Requests whose User-Agent claimed an allowlisted crawler from outside its address ranges (they were queued), by crawler."},
 		[]string{"crawler"})
+	if reg != nil {
+		var err error
+		// A reloaded proxy counts on in the vectors registered first.
+		if passed, err = registerOnce(reg, passed); err != nil {
+			return nil, err
+		}
+		if spoofed, err = registerOnce(reg, spoofed); err != nil {
+			return nil, err
+		}
+	}
 	var errs []error
 	out := make([]crawler, 0, len(cs))
 	seen := map[string]bool{}
@@ -88,13 +98,6 @@ func compileCrawlers(cs []Crawler, reg prometheus.Registerer) ([]crawler, error)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
-	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{passed, spoofed} {
-			if err := reg.Register(c); err != nil {
-				return nil, err
-			}
-		}
 	}
 	return out, nil
 }

@@ -27,7 +27,7 @@ import (
 // Handle serves one request: waitroom's own endpoints under the prefix,
 // everything else through the gate to an origin.
 func (p *Proxy) Handle(ctx *fasthttp.RequestCtx) {
-	p.handle(ctx)
+	p.gen.Load().handle(ctx)
 	finishBody(ctx)
 }
 

@@ -108,6 +108,7 @@ type rig struct {
 	p      *Proxy
 	reg    *prometheus.Registry
 	url    string // http://127.0.0.1:port
+	opts   Options
 }
 
 const testSecret = "0123456789abcdef0123456789abcdef-test-secret"
@@ -180,6 +181,7 @@ func newRig(t testing.TB, opts ...rigOption) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.opts = o
 	t.Cleanup(func() { r.p.Close() })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/proxy/console"
 	"github.com/waitroom/waitroom/proxy/httpguard"
@@ -98,6 +96,11 @@ type Proxy struct {
 	// Server, or without one).
 	body atomic.Pointer[bodyPolicy]
 
+	// gen is the generation in force, one pointer shared by every
+	// generation: Handle serves each request on the generation current
+	// when it came in (see Reload).
+	gen *atomic.Pointer[Proxy]
+
 	// base is the context of engine calls: fasthttp's RequestCtx is not
 	// a per-request context, so store calls get this one, cancelled by
 	// Close.
@@ -162,6 +165,13 @@ type passEntry struct {
 
 // New checks opts and builds a Proxy. Close releases it.
 func New(opts Options) (*Proxy, error) {
+	return build(opts, nil)
+}
+
+// build builds a Proxy from opts: a new one when prev is nil, else the
+// next generation of prev's (see Reload), which shares prev's metrics,
+// caches, counters and request budget.
+func build(opts Options, prev *Proxy) (*Proxy, error) {
 	if opts.Engine == nil || opts.Keys == nil || opts.Pages == nil {
 		return nil, errors.New("proxy: an engine, a keyring and pages are required")
 	}
@@ -200,44 +210,19 @@ func New(opts Options) (*Proxy, error) {
 		opts: opts, log: opts.Logger, clock: opts.Clock, realClock: realClock, engine: opts.Engine, keys: opts.Keys,
 		trusted: opts.Trusted, prefix: []byte(opts.Prefix), authPath: []byte(opts.Prefix + "/auth"),
 		events: make(map[string]*event), origins: make(map[string]*upstream.Origin),
-		passes:  newTokenCache[passEntry](opts.PassCacheSize),
-		tickets: newTokenCache[cachedTicket](opts.PassCacheSize),
-	}
-	m, err := newMetrics(opts.Registerer, opts.Engine)
-	if err != nil {
-		return nil, err
-	}
-	p.m = m
-	if p.audits, err = newAuditCache(opts.AuditCacheBytes, opts.Registerer); err != nil {
-		return nil, err
 	}
 	if opts.SharedLimiter != nil && opts.Limiter == nil {
 		return nil, errors.New("proxy: a SharedLimiter needs a Limiter in front of it")
 	}
-	if p.wrongCodes, err = newInviteLimiter(&opts); err != nil {
-		return nil, fmt.Errorf("proxy: wrong invites: %w", err)
-	}
-	if p.invites, err = newInviteCounts(opts.Registerer); err != nil {
-		return nil, err
-	}
-	p.budget = opts.Budget
-	if reg := opts.Registerer; reg != nil && p.budget != nil {
-		for c := range netlimit.NumClasses {
-			g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "waitroom_in_flight",
-				Help:        "Requests being handled now, by class (anonymous, admitted, api), as serve.max_in_flight counts them.",
-				ConstLabels: prometheus.Labels{"class": c.String()}},
-				func() float64 { return float64(p.budget.InUse(c)) })
-			if err := reg.Register(g); err != nil {
-				return nil, err
-			}
+	if prev != nil {
+		if err := p.inherit(prev); err != nil {
+			return nil, err
 		}
-	}
-	if p.dm, err = newDefenceMetrics(opts.Registerer); err != nil {
+	} else if err := p.start(); err != nil {
 		return nil, err
 	}
-	if p.nm, err = newNoJSMetrics(opts.Registerer); err != nil {
-		return nil, err
-	}
+	m := p.m
+	var err error
 	if opts.Binding.TLSStack && opts.Defence == nil {
 		return nil, errors.New("proxy: binding to the TLS stack needs the bot defence, which knows the client's JA4")
 	}
@@ -245,7 +230,11 @@ func New(opts Options) (*Proxy, error) {
 		if d.PoW == nil || d.Scorer == nil || !opts.Engine.CanShadow() {
 			return nil, errors.New("proxy: the bot defence needs a PoW, a scorer and an engine with a shadow key")
 		}
-		p.suspects = newSuspects(DefaultSuspects, d.SuspectMemory)
+		if prev != nil && prev.suspects != nil {
+			p.suspects = prev.suspects // what the defence learnt of addresses
+		} else {
+			p.suspects = newSuspects(DefaultSuspects, d.SuspectMemory)
+		}
 		if d.TTL <= 0 {
 			d.TTL = DefaultChallengeTTL
 		}
@@ -366,7 +355,11 @@ func New(opts Options) (*Proxy, error) {
 	}
 	p.jwks = jwks
 	p.csp = []byte(opts.Pages.CSP())
-	p.base, p.stop = context.WithCancel(context.Background())
+	if prev == nil {
+		p.base, p.stop = context.WithCancel(context.Background())
+		p.gen = new(atomic.Pointer[Proxy])
+		p.gen.Store(p)
+	}
 	return p, nil
 }
 

@@ -24,14 +24,25 @@ type defence struct {
 
 // defence builds the bot defence: nil when no event has a challenge.
 func (w *Waitroom) defence(ctx context.Context) (*defence, error) {
-	d := &w.cfg.BotDefence
-	if !w.cfg.ChallengesOn() {
+	return w.defenceFor(ctx, w.cfg)
+}
+
+// defenceFor builds cfg's bot defence (at the start, or for a reload).
+// The replay guard and the TLS fingerprints are made once and kept: a
+// reload must not forget which challenges were redeemed.
+func (w *Waitroom) defenceFor(ctx context.Context, cfg *config.Config) (*defence, error) {
+	d := &cfg.BotDefence
+	if !cfg.ChallengesOn() {
 		return nil, nil
 	}
-	guard, err := w.replayGuard(ctx, d.ChallengeTTL.Std())
-	if err != nil {
-		return nil, err
+	if w.replay == nil {
+		guard, err := w.replayGuard(ctx, d.ChallengeTTL.Std())
+		if err != nil {
+			return nil, err
+		}
+		w.replay = guard
 	}
+	guard := w.replay
 	pow, err := challenge.NewPoW([]byte(d.Secret), guard)
 	if err != nil {
 		return nil, err
@@ -75,9 +86,11 @@ func (w *Waitroom) defence(ctx context.Context) (*defence, error) {
 	}
 	pd := &proxy.Defence{PoW: pow, Scorer: scorer, TTL: d.ChallengeTTL.Std(), JA4Header: d.JA4Header,
 		SuspectMemory: d.SuspectMemory.Std()}
-	if w.cfg.Serve.TLS.Listen != "" {
-		pd.Fingerprints = &proxy.Fingerprints{}
-		w.fingerprints = pd.Fingerprints
+	if cfg.Serve.TLS.Listen != "" {
+		if w.fingerprints == nil {
+			w.fingerprints = &proxy.Fingerprints{}
+		}
+		pd.Fingerprints = w.fingerprints
 	}
 	return &defence{proxy: pd, captcha: providers}, nil
 }

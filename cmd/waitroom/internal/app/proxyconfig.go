@@ -54,17 +54,11 @@ func newOrigin(oc config.Origin, path string, reserved float64, log *slog.Logger
 	return upstream.New(c, log)
 }
 
-// proxyOptions maps the configuration to the proxy's options.
+// proxyOptions maps the configuration to the proxy's options: the parts
+// built once (limiters, budget, metrics registry) and, by liveOptions,
+// those a reload changes.
 func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (proxy.Options, error) {
 	s := w.cfg.Serve
-	trusted, err := config.ParseNetworks(s.TrustedProxies)
-	if err != nil {
-		return proxy.Options{}, err
-	}
-	bypass, err := config.ParseNetworks(s.Bypass.CIDRs)
-	if err != nil {
-		return proxy.Options{}, err
-	}
 	api := ratelimit.Config{
 		PerIP:      ratelimit.Bucket{Rate: s.RateLimits.PerIP.Rate, Burst: s.RateLimits.PerIP.Burst},
 		PerPrefix:  ratelimit.Bucket{Rate: s.RateLimits.PerPrefix.Rate, Burst: s.RateLimits.PerPrefix.Burst},
@@ -100,14 +94,35 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 	if w.netm != nil {
 		w.reg.MustRegister(w.netm)
 	}
-	o := proxy.Options{Prefix: s.Prefix, Engine: w.Engine, Keys: keys, Pages: pages, Origins: w.origins,
-		Trusted: httpguard.NewTrustedHeader(trusted, s.ClientIPHeader), PassCacheSize: s.PassCacheSize, Limiter: limiter, WrongInvites: wrong,
+	o := proxy.Options{Engine: w.Engine, PassCacheSize: s.PassCacheSize, Limiter: limiter, WrongInvites: wrong,
 		SharedLimiter: shared, SharedWrongInvites: sharedWrong,
-		Meter: w.Meter, Registerer: w.reg, Logger: w.log, Budget: budget,
-		Bypass: proxy.Bypass{CIDRs: bypass, Header: s.Bypass.Header, Secret: s.Bypass.Secret},
-		Cookies: proxy.Cookies{Ticket: s.Cookies.Ticket, Pass: s.Cookies.Pass, Domain: s.Cookies.Domain,
-			Strict: s.Cookies.SameSite == config.SameSiteStrict, ForwardPass: s.Cookies.ForwardPass},
+		Meter: w.Meter, Registerer: w.reg, Logger: w.log, Budget: budget}
+	if err := w.liveOptions(w.cfg, keys, pages, w.origins, &o); err != nil {
+		return proxy.Options{}, err
 	}
+	return o, nil
+}
+
+// liveOptions sets the options a reload may change (see reload.go) from
+// cfg: routes, events, keys, pages, origins, client addresses, cookies,
+// binding, bypass, crawlers, identity. The bot defence is set by
+// defence.apply.
+func (w *Waitroom) liveOptions(cfg *config.Config, keys *admission.Keyring, pages *static.Pages,
+	origins []*upstream.Origin, o *proxy.Options) error {
+	s := cfg.Serve
+	trusted, err := config.ParseNetworks(s.TrustedProxies)
+	if err != nil {
+		return err
+	}
+	bypass, err := config.ParseNetworks(s.Bypass.CIDRs)
+	if err != nil {
+		return err
+	}
+	o.Prefix, o.Keys, o.Pages, o.Origins = s.Prefix, keys, pages, origins
+	o.Trusted = httpguard.NewTrustedHeader(trusted, s.ClientIPHeader)
+	o.Bypass = proxy.Bypass{CIDRs: bypass, Header: s.Bypass.Header, Secret: s.Bypass.Secret}
+	o.Cookies = proxy.Cookies{Ticket: s.Cookies.Ticket, Pass: s.Cookies.Pass, Domain: s.Cookies.Domain,
+		Strict: s.Cookies.SameSite == config.SameSiteStrict, ForwardPass: s.Cookies.ForwardPass}
 	// Whether cookies are Secure, and so their names, is decided here,
 	// once: the proxy reads exactly one name per cookie.
 	switch {
@@ -116,6 +131,7 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 	case s.Cookies.Secure == config.SecureNever:
 		o.Cookies.Secure = proxy.SecureNever
 	}
+	o.Binding = proxy.Binding{}
 	for _, b := range s.Binding {
 		switch b {
 		case config.BindUserAgent:
@@ -127,22 +143,23 @@ func (w *Waitroom) proxyOptions(keys *admission.Keyring, pages *static.Pages) (p
 		}
 	}
 	if o.Crawlers, err = crawlers(s.Crawlers, w.log); err != nil {
-		return proxy.Options{}, err
+		return err
 	}
-	o.Routes, o.Unmatched = Routes(w.cfg)
+	o.Routes, o.Unmatched = Routes(cfg)
 	o.PathParameters, o.DefaultHost = pathParameters(s.PathParameters), s.DefaultHost
-	if o.Identity, err = w.cfg.Identity.Verifier(); err != nil {
-		return proxy.Options{}, fmt.Errorf("identity: %w", err)
+	if o.Identity, err = cfg.Identity.Verifier(); err != nil {
+		return fmt.Errorf("identity: %w", err)
 	}
-	for _, e := range w.cfg.Events {
+	o.Events, o.Defence = nil, nil
+	for _, e := range cfg.Events {
 		pe := proxy.Event{ID: e.ID, LandingPath: e.LandingPath,
 			PositionDisplay: proxy.PositionDisplay(e.PositionDisplay), Identity: identity.Mode(e.Identity)}
 		if pe.Identity != identity.Off {
-			pe.LoginURL = w.cfg.Identity.LoginURL
+			pe.LoginURL = cfg.Identity.LoginURL
 		}
 		o.Events = append(o.Events, pe)
 	}
-	return o, nil
+	return nil
 }
 
 // crawlers loads the allowlisted crawlers' address ranges.

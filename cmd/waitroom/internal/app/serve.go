@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/cmd/waitroom/internal/config"
 	"github.com/waitroom/waitroom/internal/redisconn"
 	"github.com/waitroom/waitroom/inventory/client"
@@ -67,6 +68,15 @@ type Waitroom struct {
 
 	// proxyProto are the PROXY protocol listeners (serve.proxy_protocol).
 	proxyProto []*proxyproto.Listener
+	// replay is the bot defence's replay guard, made once (see
+	// defenceFor).
+	replay challenge.ReplayGuard
+
+	// ConfigFile is the file a reload reads again (see Reload); ""
+	// when the configuration came from elsewhere.
+	ConfigFile string
+	// reload is what a reload needs and changes (see reload.go).
+	reload reloadState
 }
 
 // NewServe builds everything cfg describes (validated for RoleProxy):
@@ -170,8 +180,10 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 		return nil, err
 	}
 	w.closers = append(w.closers, w.Proxy.Close)
+	w.initReload(popts, events)
 	if w.lns.Admin != nil {
-		w.admin, err = w.Proxy.Admin(proxy.AdminOptions{Token: cfg.Admin.Token, Gatherer: w.reg, Ready: w.ready})
+		w.admin, err = w.Proxy.Admin(proxy.AdminOptions{Token: cfg.Admin.Token, Gatherer: w.reg, Ready: w.ready,
+			Reload: w.adminReload})
 		if err != nil {
 			return nil, err
 		}
@@ -236,7 +248,7 @@ func (w *Waitroom) InventoryAddr() net.Addr {
 // connection; the in-process sidecar's store), within readyTimeout.
 func (w *Waitroom) ready(ctx context.Context) error {
 	var errs []error
-	for _, o := range w.origins {
+	for _, o := range w.liveOrigins() {
 		if !o.Healthy() {
 			errs = append(errs, fmt.Errorf("origin %q has no healthy address", o.Name()))
 		}
@@ -283,9 +295,7 @@ func (w *Waitroom) Run(ctx context.Context) error {
 		// The sidecar stops last: the proxy's origins may still call it.
 		defer func() { stopInv(); <-invDone }()
 	}
-	for _, o := range w.origins {
-		goRun(func() { o.Start(runCtx) })
-	}
+	w.startOrigins(runCtx, goRun)
 	if w.link != nil {
 		goRun(func() { w.link.run(runCtx) })
 	}
@@ -377,6 +387,13 @@ func orDefault(d, def time.Duration) time.Duration {
 
 // close releases everything NewServe opened, last opened first.
 func (w *Waitroom) close() {
+	w.reload.mu.Lock()
+	retired := w.reload.retired
+	w.reload.retired = nil
+	w.reload.mu.Unlock()
+	for _, o := range retired {
+		o.Close()
+	}
 	for i := len(w.closers) - 1; i >= 0; i-- {
 		if err := w.closers[i](); err != nil {
 			w.log.Warn("app: closing", "err", err)

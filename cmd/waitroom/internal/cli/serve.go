@@ -36,7 +36,10 @@ do the signing and challenge keys and the operator API's token (mode
 once, when it is made. waitroom init writes the same configuration as a file to grow.
 
 It stops gracefully on SIGINT or SIGTERM: listeners close, requests in
-flight get serve.shutdown_grace to finish.
+flight get serve.shutdown_grace to finish. SIGHUP (or POST
+/admin/v1/reload) reads the file again and applies it without a restart;
+a file with problems is refused whole and its problems logged (see
+docs/operations.md).
 `
 
 func runServe(ctx context.Context, args []string, s stdio) int {
@@ -82,6 +85,8 @@ func runServe(ctx context.Context, args []string, s stdio) int {
 	if banner != nil {
 		banner(w)
 	}
+	w.ConfigFile = *path
+	defer onHangup(ctx, w)()
 	if err := w.Run(ctx); err != nil {
 		log.Error("waitroom stopped", "err", err)
 		return exitError
