@@ -37,7 +37,7 @@ func (w *Waitroom) listen() error {
 	}
 	w.guardListeners()
 	if s.TLS.Listen != "" {
-		tc, err := tlsConfig(s.TLS)
+		tc, err := w.tlsConfig(s.TLS)
 		if err != nil {
 			errs = append(errs, err)
 		} else if err := open(&w.lns.HTTPS, "serve.tls.listen", s.TLS.Listen); err != nil {
@@ -100,7 +100,32 @@ func (w *Waitroom) proxyLimits() netlimit.Limits {
 	return l
 }
 
-func tlsConfig(c config.ServeTLS) (*tls.Config, error) {
+// tlsConfig is the HTTPS listener's configuration: the certificate
+// files', or the ACME manager's certificates.
+func (w *Waitroom) tlsConfig(c config.ServeTLS) (*tls.Config, error) {
+	if !c.ACME.Enabled() {
+		tc, err := fileTLSConfig(c)
+		w.tlsLeaf = fileLeaf(tc)
+		return tc, err
+	}
+	m, err := w.newACME()
+	if err != nil {
+		return nil, err
+	}
+	w.acme = m
+	tc := &tls.Config{MinVersion: minTLSVersion(c), NextProtos: []string{"http/1.1"}}
+	m.TLSConfig(tc)
+	return tc, nil
+}
+
+func minTLSVersion(c config.ServeTLS) uint16 {
+	if c.MinVersion == config.TLS13 {
+		return tls.VersionTLS13
+	}
+	return tls.VersionTLS12
+}
+
+func fileTLSConfig(c config.ServeTLS) (*tls.Config, error) {
 	certPEM, err := os.ReadFile(c.CertFile)
 	if err != nil {
 		return nil, startErr("serve.tls.cert_file", c.CertFile, err)
@@ -118,10 +143,6 @@ func tlsConfig(c config.ServeTLS) (*tls.Config, error) {
 		// pair not matching.
 		return nil, startErr("serve.tls.key_file", c.KeyFile, err)
 	}
-	min := uint16(tls.VersionTLS12)
-	if c.MinVersion == config.TLS13 {
-		min = tls.VersionTLS13
-	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: min,
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: minTLSVersion(c),
 		NextProtos: []string{"http/1.1"}}, nil
 }

@@ -520,6 +520,13 @@ func TestServeSurvivesEMFILE(t *testing.T) {
 // server depends on is closed (its origin), so that it goes first.
 func runServe(t *testing.T, text string) (w *Waitroom, cfg *config.Config, stop func()) {
 	t.Helper()
+	return runServeOn(t, text, Listeners{})
+}
+
+// runServeOn is runServe on listeners the test opened (nil ones opened
+// from the configuration).
+func runServeOn(t *testing.T, text string, lns Listeners) (w *Waitroom, cfg *config.Config, stop func()) {
+	t.Helper()
 	cfg, err := config.Parse([]byte(text), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
@@ -527,7 +534,7 @@ func runServe(t *testing.T, text string) (w *Waitroom, cfg *config.Config, stop 
 	if err := config.ValidateFor(cfg, config.RoleProxy); err != nil {
 		t.Fatal(err)
 	}
-	w, err = NewServe(context.Background(), cfg, slog.New(slog.DiscardHandler), Listeners{})
+	w, err = NewServe(context.Background(), cfg, slog.New(slog.DiscardHandler), lns)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/challenge"
+	"github.com/waitroom/waitroom/cmd/waitroom/internal/acme"
 	"github.com/waitroom/waitroom/cmd/waitroom/internal/config"
 	"github.com/waitroom/waitroom/internal/redisconn"
 	"github.com/waitroom/waitroom/inventory/client"
@@ -77,6 +79,11 @@ type Waitroom struct {
 	ConfigFile string
 	// reload is what a reload needs and changes (see reload.go).
 	reload reloadState
+
+	// acme gets serve.tls.acme's certificates (nil without ACME);
+	// tlsLeaf is serve.tls.cert_file's leaf (nil without it).
+	acme    *acme.Manager
+	tlsLeaf *x509.Certificate
 }
 
 // NewServe builds everything cfg describes (validated for RoleProxy):
@@ -170,6 +177,7 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 	if err != nil {
 		return nil, err
 	}
+	w.reg.MustRegister(tlsCollector{w})
 	def.apply(cfg, &popts)
 	if popts.Notify, err = w.sinks(ctx); err != nil {
 		return nil, err
@@ -307,11 +315,13 @@ func (w *Waitroom) Run(ctx context.Context) error {
 		goRun(func() { watch.run(runCtx) })
 	}
 	goRun(func() { w.Engine.Run(runCtx) })
+	goRun(func() { w.runACME(runCtx) })
 
 	s := w.cfg.Serve
 	srv := w.Proxy.Server(proxy.ServerConfig{MaxHeaderBytes: s.MaxHeaderBytes, MaxBodyBytes: s.MaxBodyBytes,
 		ReadTimeout: s.ReadTimeout.Std(), WriteTimeout: s.WriteTimeout.Std(), IdleTimeout: s.IdleTimeout.Std(),
 		HeaderTimeout: s.HeaderTimeout.Std(), BodyTimeout: s.BodyTimeout.Std(), BodyMinRate: s.BodyMinRate})
+	srv.Handler = w.acmeChallenges(srv.Handler)
 	var serving sync.WaitGroup
 	for _, ln := range []net.Listener{w.lns.HTTP, w.lns.HTTPS} {
 		if ln == nil {

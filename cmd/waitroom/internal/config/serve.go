@@ -189,14 +189,48 @@ type ReservedShares struct {
 type ServeTLS struct {
 	// HTTPS listen address, host:port; empty disables HTTPS.
 	Listen string `yaml:"listen"`
-	// PEM certificate chain, leaf first. Required with listen.
+	// PEM certificate chain, leaf first. Required with listen unless
+	// acme.domains is set.
 	CertFile string `yaml:"cert_file"`
-	// PEM private key of the certificate. Required with listen; keep it
-	// readable by waitroom only.
+	// PEM private key of the certificate. Required with listen unless
+	// acme.domains is set; keep it readable by waitroom only.
 	KeyFile string `yaml:"key_file"`
 	// Oldest TLS version accepted: "1.2" or "1.3".
 	MinVersion TLSVersion `yaml:"min_version"`
+	// Certificates obtained and renewed automatically from an ACME CA
+	// (Let's Encrypt by default), instead of cert_file and key_file.
+	ACME ACME `yaml:"acme"`
 }
+
+// ACME configures automatic certificates for the HTTPS listener. The CA
+// checks each domain with TLS-ALPN-01 on tls.listen (port 443 must reach
+// it directly, no TLS-terminating balancer in between) and, when listen
+// is set, HTTP-01 on listen (port 80). Certificates and the account key
+// are kept in admission.data_dir/acme, or in Redis under
+// admission.redis_prefix with store: redis, so that replicas share them
+// and only one orders at a time. Setting domains accepts the CA's terms
+// of service.
+type ACME struct {
+	// DNS names to obtain certificates for, such as tickets.example.com
+	// (no wildcards, no IP addresses). A TLS handshake for any other name
+	// gets no certificate. Empty disables ACME.
+	Domains []string `yaml:"domains"`
+	// Contact address the CA may write to about the certificates
+	// (expiry, revocation); empty registers without one.
+	Email string `yaml:"email"`
+	// The CA's ACME directory, https (http only on a loopback address,
+	// for tests).
+	DirectoryURL string `yaml:"directory_url"`
+	// PEM file of the root certificates that the directory's HTTPS is
+	// verified against, for a private ACME CA (step-ca, pebble); empty
+	// uses the system's roots.
+	CAFile string `yaml:"ca_file"`
+	// How long before expiry a certificate is renewed (1h to 60 days).
+	RenewBefore Duration `yaml:"renew_before"`
+}
+
+// Enabled reports whether ACME is on.
+func (a *ACME) Enabled() bool { return len(a.Domains) > 0 }
 
 // TLSVersion is a value of serve.tls.min_version.
 type TLSVersion string
@@ -550,6 +584,12 @@ const (
 
 	DefaultAdminListen = "127.0.0.1:9090"
 
+	// DefaultACMEDirectoryURL is Let's Encrypt's production directory.
+	DefaultACMEDirectoryURL = "https://acme-v02.api.letsencrypt.org/directory"
+	DefaultACMERenewBefore  = 30 * 24 * time.Hour
+	MinACMERenewBefore      = time.Hour
+	MaxACMERenewBefore      = 60 * 24 * time.Hour
+
 	DefaultAdmissionStore   = StoreEmbedded
 	DefaultAdmissionDataDir = "./waitroom-data/admission"
 	// DefaultAdmissionRedisPrefix repeats admission/redisstore's
@@ -577,8 +617,9 @@ const (
 
 func defaultServe() Serve {
 	return Serve{
-		Listen:                  DefaultServeListen,
-		TLS:                     ServeTLS{MinVersion: DefaultTLSMinVersion},
+		Listen: DefaultServeListen,
+		TLS: ServeTLS{MinVersion: DefaultTLSMinVersion, ACME: ACME{Domains: []string{},
+			DirectoryURL: DefaultACMEDirectoryURL, RenewBefore: Duration(DefaultACMERenewBefore)}},
 		Prefix:                  DefaultPrefix,
 		TrustedProxies:          []string{},
 		ClientIPHeader:          DefaultClientIPHeader,

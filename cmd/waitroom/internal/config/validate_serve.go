@@ -102,13 +102,15 @@ func (v *validator) serve(path string, s *Serve) {
 }
 
 func (v *validator) serveTLS(path string, t *ServeTLS) {
+	v.acme(path, t)
 	if t.Listen != "" {
 		v.listenAddr(path+".listen", t.Listen)
-		if t.CertFile == "" {
-			v.fail(path+".cert_file", "must be set with tls.listen (a PEM certificate chain)")
+		// With acme.domains, acme checks the certificate files against it.
+		if t.CertFile == "" && !t.ACME.Enabled() {
+			v.fail(path+".cert_file", "must be set with tls.listen (a PEM certificate chain), or acme.domains")
 		}
-		if t.KeyFile == "" {
-			v.fail(path+".key_file", "must be set with tls.listen (the certificate's PEM private key)")
+		if t.KeyFile == "" && !t.ACME.Enabled() {
+			v.fail(path+".key_file", "must be set with tls.listen (the certificate's PEM private key), or acme.domains")
 		}
 	} else if t.CertFile != "" || t.KeyFile != "" {
 		v.fail(path+".listen", "is empty while cert_file or key_file is set: set it (such as :443) or remove them")

@@ -28,8 +28,8 @@ func TestValidateServe(t *testing.T) {
 			c.Serve.TLS.Listen = ":443"
 			c.Serve.TLS.MinVersion = "1.1"
 		}, []string{
-			"serve.tls.cert_file: must be set with tls.listen (a PEM certificate chain)",
-			"serve.tls.key_file: must be set with tls.listen (the certificate's PEM private key)",
+			"serve.tls.cert_file: must be set with tls.listen (a PEM certificate chain), or acme.domains",
+			"serve.tls.key_file: must be set with tls.listen (the certificate's PEM private key), or acme.domains",
 			`serve.tls.min_version: must be "1.2" or "1.3" (got "1.1")`}},
 		{"tls files without a listener", func(c *Config) { c.Serve.TLS.CertFile = "c.pem" }, []string{
 			"serve.tls.listen: is empty while cert_file or key_file is set: set it (such as :443) or remove them"}},
