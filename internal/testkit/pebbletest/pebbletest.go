@@ -40,6 +40,9 @@ type Options struct {
 	HTTPPort, TLSPort int
 	// AlwaysValid skips validation (PEBBLE_VA_ALWAYS_VALID=1).
 	AlwaysValid bool
+	// CertificateValidity is how long the certificates pebble issues are
+	// valid (whole seconds); 0 keeps pebble's default (5 years).
+	CertificateValidity time.Duration
 }
 
 // Server is a running pebble and its DNS server.
@@ -120,6 +123,9 @@ func Launch(opts Options) (*Server, error) {
 			"httpPort": opts.HTTPPort, "tlsPort": opts.TLSPort,
 			"ocspResponderURL": "", "externalAccountBindingRequired": false,
 		}}
+		if v := opts.CertificateValidity; v > 0 {
+			cfg["pebble"].(map[string]any)["certificateValidityPeriod"] = uint64(v / time.Second)
+		}
 		b, _ := json.Marshal(cfg)
 		file := filepath.Join(s.Dir, "pebble-config.json")
 		if err := os.WriteFile(file, b, 0o644); err != nil {

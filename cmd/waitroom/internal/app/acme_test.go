@@ -24,7 +24,8 @@ import (
 const acmeDomain = "shop.waitroom.test"
 
 // acmeServe is a replica with serve.tls.acme against pebble: %[1]s the
-// directory, %[2]s pebble's HTTPS root, %[3]s the admission section.
+// directory, %[2]s pebble's HTTPS root, %[3]s the admission section,
+// %[6]s renew_before.
 const acmeServe = `
 log: {level: error}
 serve:
@@ -36,6 +37,7 @@ serve:
       email: ops@waitroom.test
       directory_url: %[1]s
       ca_file: %[2]s
+      renew_before: %[6]s
   keys:
     signing: {secret: %[4]s}
 admin:
@@ -77,13 +79,20 @@ func portOf(ln net.Listener) int { return ln.Addr().(*net.TCPAddr).Port }
 // listeners given (opened here when nil).
 func startACMEReplica(t *testing.T, p *pebbletest.Server, admission string, httpLn, tlsLn net.Listener) *acmeReplica {
 	t.Helper()
+	return startACMEReplicaRenewing(t, p, admission, "720h", httpLn, tlsLn)
+}
+
+// startACMEReplicaRenewing is startACMEReplica with serve.tls.acme's
+// renew_before.
+func startACMEReplicaRenewing(t *testing.T, p *pebbletest.Server, admission, renewBefore string, httpLn, tlsLn net.Listener) *acmeReplica {
+	t.Helper()
 	if httpLn == nil {
 		httpLn = listenLoopback(t)
 	}
 	if tlsLn == nil {
 		tlsLn = listenLoopback(t)
 	}
-	text := fmt.Sprintf(acmeServe, p.DirectoryURL, p.CAFile, admission, netguardSecret(), onSale())
+	text := fmt.Sprintf(acmeServe, p.DirectoryURL, p.CAFile, admission, netguardSecret(), onSale(), renewBefore)
 	w, _, stop := runServeOn(t, text, Listeners{HTTP: httpLn, HTTPS: tlsLn})
 	t.Cleanup(stop)
 	return &acmeReplica{w: w, http: httpLn, tls: tlsLn}
@@ -293,5 +302,37 @@ func TestACMEReplicasShareOneOrder(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(keys, " "), "acmetest:{acme}:"+acmeDomain) {
 		t.Errorf("the certificate is not under the admission prefix in Redis: %v", keys)
+	}
+}
+
+// TestACMERenews: a certificate whose remaining validity is within
+// renew_before is renewed: pebble issues certificates valid for 90
+// minutes, renew_before is 2h, so the first one is already due; the
+// replica orders again and serves a new certificate, which verifies like
+// the first, and the expiry metric follows it.
+func TestACMERenews(t *testing.T) {
+	tlsLn := listenLoopback(t)
+	p := pebbletest.Start(t, pebbletest.Options{HTTPPort: closedPort(t), TLSPort: portOf(tlsLn), CertificateValidity: 90 * time.Minute})
+	r := startACMEReplicaRenewing(t, p, "  data_dir: "+t.TempDir(), "2h", nil, tlsLn)
+	first := r.awaitCertificate(t, p)
+	if left := time.Until(first.NotAfter); left > 2*time.Hour {
+		t.Fatalf("pebble issued a certificate valid for %s more, want at most 90m", left)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		next := r.awaitCertificate(t, p)
+		if next.SerialNumber.Cmp(first.SerialNumber) != 0 {
+			if v, ok := gaugeOf(t, r.w, "waitroom_tls_certificate_expiry_timestamp_seconds", "subject", acmeDomain); !ok || int64(v) != next.NotAfter.Unix() {
+				t.Errorf("expiry metric = %v (present %v) after the renewal, want %d", v, ok, next.NotAfter.Unix())
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still serving the first certificate (%x) though it is within renew_before; pebble orders: %d", first.SerialNumber, orders(t, p))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if n := orders(t, p); n < 2 {
+		t.Errorf("renewed with %d orders, want a second one", n)
 	}
 }

@@ -225,7 +225,9 @@ type ACME struct {
 	// verified against, for a private ACME CA (step-ca, pebble); empty
 	// uses the system's roots.
 	CAFile string `yaml:"ca_file"`
-	// How long before expiry a certificate is renewed (1h to 60 days).
+	// How long before expiry a certificate is renewed (1h to 720h). Keep
+	// it well under the CA's certificate lifetime (Let's Encrypt: 90 days,
+	// 45 from 2028), or every renewal is due at once and orders again.
 	RenewBefore Duration `yaml:"renew_before"`
 }
 
@@ -588,7 +590,7 @@ const (
 	DefaultACMEDirectoryURL = "https://acme-v02.api.letsencrypt.org/directory"
 	DefaultACMERenewBefore  = 30 * 24 * time.Hour
 	MinACMERenewBefore      = time.Hour
-	MaxACMERenewBefore      = 60 * 24 * time.Hour
+	MaxACMERenewBefore      = 30 * 24 * time.Hour
 
 	DefaultAdmissionStore   = StoreEmbedded
 	DefaultAdmissionDataDir = "./waitroom-data/admission"

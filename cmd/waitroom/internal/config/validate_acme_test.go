@@ -51,7 +51,7 @@ func TestValidateACME(t *testing.T) {
 		{"ftp directory", func(c *Config) { on(c); c.Serve.TLS.ACME.DirectoryURL = "ftp://acme.example.com/dir" }, []string{
 			`serve.tls.acme.directory_url: must be the https URL of an ACME directory, such as https://acme-v02.api.letsencrypt.org/directory (got "ftp://acme.example.com/dir")`}},
 		{"renew before", func(c *Config) { on(c); c.Serve.TLS.ACME.RenewBefore = Duration(90 * 24 * 3600e9) }, []string{
-			"serve.tls.acme.renew_before: must be from 1h to 1440h (got 2160h)"}},
+			"serve.tls.acme.renew_before: must be from 1h to 720h (got 2160h)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
