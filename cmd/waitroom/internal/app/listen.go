@@ -38,6 +38,9 @@ func (w *Waitroom) listen() error {
 	w.guardListeners()
 	if s.TLS.Listen != "" {
 		tc, err := tlsConfig(s.TLS)
+		if ci, ok := certOf("serve.tls", tc); err == nil && ok {
+			w.cert.Store(&ci)
+		}
 		if err != nil {
 			errs = append(errs, err)
 		} else if err := open(&w.lns.HTTPS, "serve.tls.listen", s.TLS.Listen); err != nil {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -77,6 +78,11 @@ type Waitroom struct {
 	ConfigFile string
 	// reload is what a reload needs and changes (see reload.go).
 	reload reloadState
+
+	// cert is the certificate served on serve.tls.listen, for its expiry
+	// metric; probes watch the stores for waitroom_store_up.
+	cert   atomic.Pointer[certInfo]
+	probes []*storeProbe
 }
 
 // NewServe builds everything cfg describes (validated for RoleProxy):
@@ -175,6 +181,9 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 		return nil, err
 	}
 	w.feed = w.newFeed()
+	if w.probes, err = w.registerOps(); err != nil {
+		return nil, err
+	}
 	w.Proxy, err = proxy.New(popts)
 	if err != nil {
 		return nil, err
@@ -307,6 +316,9 @@ func (w *Waitroom) Run(ctx context.Context) error {
 		goRun(func() { watch.run(runCtx) })
 	}
 	goRun(func() { w.Engine.Run(runCtx) })
+	for _, p := range w.probes {
+		goRun(func() { p.run(runCtx) })
+	}
 
 	s := w.cfg.Serve
 	srv := w.Proxy.Server(proxy.ServerConfig{MaxHeaderBytes: s.MaxHeaderBytes, MaxBodyBytes: s.MaxBodyBytes,
