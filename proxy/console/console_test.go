@@ -492,6 +492,21 @@ func TestFigures(t *testing.T) {
 	if o := viewOf(t, views, "open"); o.SeatsLeft != nil || o.Bots[4].Total != 1 {
 		t.Errorf("open: seats %v (no inventory link), bots %+v", o.SeatsLeft, o.Bots)
 	}
+	// The controller of the selling event moves its limit down while
+	// nobody uses it: the last move is shown with its reason.
+	for range 3 {
+		r.clk.Add(time.Second)
+		if err := r.engine.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.c.Sample()
+	views, _ = r.c.snapshot()
+	o := viewOf(t, views, "open")
+	if m := o.LastMove; m == nil || m.From == m.To || m.Why == "" || m.At.After(r.clk.Now()) {
+		t.Fatalf("last move %+v (target %d, reason %s)", o.LastMove, o.Target, o.Reason)
+	}
+	t.Logf("open: target %d, last move %+v", o.Target, *o.LastMove)
 	for range 3600 / 60 {
 		r.clk.Add(time.Minute)
 		r.c.Sample()
