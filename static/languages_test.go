@@ -131,3 +131,28 @@ func TestPluralOverride(t *testing.T) {
 		t.Error("withOverrides changed the built-in texts")
 	}
 }
+
+// An event's overrides reach its pages in any language, plural forms
+// included, and are checked as the built-in texts are.
+func TestOverridesPerLanguage(t *testing.T) {
+	p := mustNew(t, PageConfig{Event: "fest", Name: "Fest", Texts: map[string]map[string]string{
+		"ar": {"h_waiting": "أنت في طابور المهرجان"},
+		"pl": {"ahead_few": "Jeszcze {n} osoby przed Tobą!"},
+		"ja": {"dp_title": "フェスの抽選を確認"},
+	}})
+	for lang, want := range map[string]string{"ar": "أنت في طابور المهرجان", "pl": "Jeszcze {n} osoby przed Tobą!"} {
+		if page := string(p.Room("fest", []byte(lang))); !strings.Contains(page, want) {
+			t.Errorf("%s room page lacks the override %q", lang, want)
+		}
+	}
+	if page := string(p.Draw("fest", []byte("ja"))); !strings.Contains(page, "フェスの抽選を確認") {
+		t.Error("ja draw page lacks the override")
+	}
+	if page := string(p.Room("fest", []byte("de"))); strings.Contains(page, "Jeszcze") {
+		t.Error("a Polish override leaked into German")
+	}
+	_, err := New([]PageConfig{{Event: "e", Texts: map[string]map[string]string{"ar": {"ahead_few": "أمامك {count} أشخاص"}}}})
+	if err == nil || !strings.Contains(err.Error(), "texts.ar.ahead_few") || !strings.Contains(err.Error(), "placeholder {count}") {
+		t.Errorf("a plural form's override with a foreign placeholder: %v", err)
+	}
+}
