@@ -42,7 +42,7 @@ func (p *Proxy) serveOwn(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
 		case bytes.HasPrefix(rest, pathNoJS):
 			p.serveNoJS(ctx, rest[len(pathNoJS):], rq)
 		case bytes.HasPrefix(rest, pathDraw):
-			p.drawPage(ctx, rest[len(pathDraw):])
+			p.drawPage(ctx, rest[len(pathDraw):], rq)
 		case bytes.Equal(rest, pathSessionScript):
 			p.sessionScript(ctx, rq)
 		default:

@@ -507,7 +507,7 @@ func (p *Proxy) down(ctx *fasthttp.RequestCtx, status int, e *apiError) {
 		writeError(ctx, status, e)
 		return
 	}
-	al := ctx.Request.Header.Peek("Accept-Language")
+	al := p.pageLanguage(ctx, nil)
 	p.writePage(ctx, status, p.csp, p.opts.Pages.Down(al), p.opts.Pages.DownGzip(al))
 }
 
@@ -518,7 +518,7 @@ func (p *Proxy) busy(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, fasthttp.StatusServiceUnavailable, errBusy)
 		return
 	}
-	al := ctx.Request.Header.Peek("Accept-Language")
+	al := p.pageLanguage(ctx, nil)
 	p.writePage(ctx, fasthttp.StatusServiceUnavailable, p.csp, p.opts.Pages.Busy(al), p.opts.Pages.BusyGzip(al))
 }
 
@@ -527,7 +527,7 @@ func (p *Proxy) busy(ctx *fasthttp.RequestCtx) {
 func (p *Proxy) maintenance(ctx *fasthttp.RequestCtx, ev *event) {
 	ctx.Response.Header.Set("Retry-After", strconv.Itoa(static.MaintenanceRetrySeconds))
 	setNoStore(&ctx.Response.Header)
-	page := p.opts.Pages.Maintenance(ev.ID, ctx.Request.Header.Peek("Accept-Language"))
+	page := p.opts.Pages.Maintenance(ev.ID, p.pageLanguage(ctx, nil))
 	if page == nil || wantsJSON(ctx) {
 		writeError(ctx, fasthttp.StatusServiceUnavailable, errMaintenance)
 		return
@@ -579,7 +579,7 @@ func (p *Proxy) blocked(ctx *fasthttp.RequestCtx, ev *event) {
 		writeError(ctx, fasthttp.StatusForbidden, errPassRequired)
 		return
 	}
-	p.writePage(ctx, fasthttp.StatusForbidden, p.csp, p.opts.Pages.Blocked(ev.ID, ctx.Request.Header.Peek("Accept-Language")), nil)
+	p.writePage(ctx, fasthttp.StatusForbidden, p.csp, p.opts.Pages.Blocked(ev.ID, p.pageLanguage(ctx, nil)), nil)
 }
 
 // room answers a gated request without a pass: the waiting-room page, or
@@ -590,6 +590,6 @@ func (p *Proxy) room(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, rq *req
 		p.status(ctx, ev, ip, rq.t.URI(), p.clock())
 		return
 	}
-	al := ctx.Request.Header.Peek("Accept-Language")
+	al := p.pageLanguage(ctx, rq)
 	p.writePage(ctx, fasthttp.StatusOK, ev.csp, p.opts.Pages.Room(ev.ID, al), p.opts.Pages.RoomGzip(ev.ID, al))
 }
