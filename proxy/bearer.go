@@ -36,7 +36,7 @@ func bearerToken(h *fasthttp.RequestHeader) []byte {
 		return nil
 	}
 	tok := ascii.TrimOWS(v[len(bearerScheme):])
-	if len(tok) == 0 || bytes.IndexAny(tok, " \t,") >= 0 {
+	if len(tok) == 0 || bytes.ContainsAny(tok, " \t,") {
 		return nil
 	}
 	return tok
