@@ -9,7 +9,7 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: deps
-deps: ## install test and benchmark dependencies (redis-server, redis-tools, nginx, caddy, haproxy, pebble, chromium, xvfb, wrk, curl, python3) when missing
+deps: ## install test and benchmark dependencies (redis-server, redis-tools, nginx, caddy, haproxy, pebble, prometheus, chromium, xvfb, wrk, curl, python3) when missing
 	@scripts/deps
 
 .PHONY: build

@@ -105,6 +105,32 @@ func NewKeyring(signing Key, verify ...Key) (*Keyring, error) {
 	return k, nil
 }
 
+// KeptBy reports whether next verifies every token k verifies: each of
+// k's keys is in next under the same id, algorithm and key. A proxy that
+// caches verified tokens must forget them when it is not so (a key was
+// retired).
+func (k *Keyring) KeptBy(next *Keyring) bool {
+	for _, e := range k.keys {
+		n := next.byID[e.id]
+		if n == nil || n.alg != e.alg || !sameKey(n.verifyKey, e.verifyKey) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameKey(a, b any) bool {
+	switch a := a.(type) {
+	case []byte:
+		b, ok := b.([]byte)
+		return ok && bytes.Equal(a, b)
+	case ed25519.PublicKey:
+		b, ok := b.(ed25519.PublicKey)
+		return ok && a.Equal(b)
+	}
+	return false
+}
+
 // newKeyEntry validates key and builds its entry.
 func newKeyEntry(key Key, signing bool) (*keyEntry, error) {
 	fail := func(format string, args ...any) error {

@@ -198,3 +198,37 @@ func TestKeyringJWKS(t *testing.T) {
 		t.Errorf("JWKS of an HS256 keyring = %s, %v; want {\"keys\":[]}", empty, err)
 	}
 }
+
+// TestKeyringKeptBy: a ring is kept by one that verifies all it verifies
+// (the same ids, algorithms and keys), whatever signs.
+func TestKeyringKeptBy(t *testing.T) {
+	for _, a := range algKeys {
+		t.Run(a.name, func(t *testing.T) {
+			old, next := a.key("2030-01"), a.key("2030-02")
+			oldVerify := old
+			if a.name == "EdDSA" {
+				oldVerify = edPublic(old.ID)
+			}
+			before := mustRing(t, old)
+			during := mustRing(t, next, oldVerify)
+			after := mustRing(t, next)
+			reused := a.key("another") // the old id with another key
+			reused.ID = old.ID
+			for _, c := range []struct {
+				from, to *Keyring
+				want     bool
+			}{
+				{before, before, true},
+				{before, mustRing(t, old), true},
+				{before, during, true},
+				{during, after, false},
+				{before, after, false},
+				{before, mustRing(t, reused), false},
+			} {
+				if got := c.from.KeptBy(c.to); got != c.want {
+					t.Errorf("%v KeptBy %v = %v, want %v", c.from.keys[0].id, c.to.keys[0].id, got, c.want)
+				}
+			}
+		})
+	}
+}

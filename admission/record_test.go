@@ -136,3 +136,74 @@ func TestMinuteRecords(t *testing.T) {
 		t.Fatalf("selling minute without the controller's target or the origin's figures: %+v", got[2])
 	}
 }
+
+// TestMinuteRecordsETALate: when admission stops for longer than the
+// ETAs promised at the join (the event is paused after the draw), the
+// visitors admitted after their promise count as late, those before it
+// as kept, and the record's counts are what the visitors saw.
+func TestMinuteRecordsETALate(t *testing.T) {
+	r := newRig(t, event("show"))
+	r.at(t, time.Second)
+	var tickets []admission.Ticket
+	for range 30 {
+		tickets = append(tickets, r.join(t, "show", admission.JoinRequest{}))
+	}
+	latest := time.Time{}
+	for _, tk := range tickets {
+		if tk.PromisedBy.IsZero() {
+			t.Fatal("a join in the pre-queue promised nothing")
+		}
+		if tk.PromisedBy.After(latest) {
+			latest = tk.PromisedBy
+		}
+	}
+	pause := func(p bool) {
+		t.Helper()
+		if _, err := r.e.UpdateControl(ctx, "show", func(c *admission.Control) { c.Paused = p }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept, late, came := 0, 0, map[int]bool{}
+	resumed := false
+	for sec := 2; sec < 4000 && len(came) < len(tickets); sec++ {
+		r.at(t, time.Duration(sec)*time.Second)
+		switch now := r.clk.Now(); {
+		case sec == 63:
+			pause(true) // after a first admission at the draw
+		case !resumed && now.After(latest):
+			pause(false)
+			resumed = true
+		}
+		if sec < 62 {
+			continue
+		}
+		for i := range tickets {
+			if came[i] {
+				continue
+			}
+			if res := r.status(t, "show", &tickets[i]); res.Status.Kind == admission.StatusAdmitted {
+				came[i] = true
+				r.e.NoteUse("show", res.Pass)
+				if r.clk.Now().After(tickets[i].PromisedBy) {
+					late++
+				} else {
+					kept++
+				}
+			}
+		}
+	}
+	if len(came) != len(tickets) || late == 0 {
+		t.Fatalf("%d of %d admitted, %d late: the pause did not outlast the promises", len(came), len(tickets), late)
+	}
+	r.at(t, r.clk.Now().Add(time.Second).Sub(t0)) // the tick that counts the last admissions
+	if err := r.e.FlushMinutes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var k, l uint64
+	for _, m := range minutes(t, r.store, "show") {
+		k, l = k+m.ETAKept, l+m.ETALate
+	}
+	if int(k) != kept || int(l) != late {
+		t.Fatalf("recorded %d kept and %d late; the visitors saw %d and %d", k, l, kept, late)
+	}
+}

@@ -42,7 +42,7 @@ func (p *Proxy) serveOwn(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
 		case bytes.HasPrefix(rest, pathNoJS):
 			p.serveNoJS(ctx, rest[len(pathNoJS):], rq)
 		case bytes.HasPrefix(rest, pathDraw):
-			p.drawPage(ctx, rest[len(pathDraw):])
+			p.drawPage(ctx, rest[len(pathDraw):], rq)
 		case bytes.Equal(rest, pathSessionScript):
 			p.sessionScript(ctx, rq)
 		default:
@@ -141,23 +141,30 @@ type cachedTicket struct {
 // ticket returns the request's ticket for ev when it is valid (cached, or
 // verified now and cached).
 func (p *Proxy) ticket(ctx *fasthttp.RequestCtx, ev *event, b *binder, now time.Time) (*cachedTicket, bool) {
-	tok := cookie(&ctx.Request.Header, ev.ticketCookie)
+	t, _, ok := p.ticketFrom(ctx, ev, b, now)
+	return t, ok
+}
+
+// ticketFrom is ticket, and whether the ticket came as a bearer token
+// (an app's: it gets its tokens in the answer) rather than its cookie.
+func (p *Proxy) ticketFrom(ctx *fasthttp.RequestCtx, ev *event, b *binder, now time.Time) (_ *cachedTicket, bearer, ok bool) {
+	tok, bearer := ticketToken(&ctx.Request.Header, ev.ticketCookie)
 	if len(tok) == 0 {
-		return nil, false
+		return nil, false, false
 	}
 	e := p.tickets.get(tok)
 	if e == nil {
 		t, err := p.keys.VerifyTicket(string(tok), ev.ID, b.hash().String(), now)
 		if err != nil {
-			return nil, false
+			return nil, false, false
 		}
 		e = p.cacheTicket(string(tok), t, b.signals())
 	}
 	t := &e.v
 	if t.Event != ev.ID || !now.Before(t.ExpiresAt) || !b.matches(&t.with, t.Binding) {
-		return nil, false
+		return nil, false, false
 	}
-	return t, true
+	return t, bearer, true
 }
 
 // cacheTicket keeps a verified or just signed ticket under its token.
@@ -173,7 +180,7 @@ func (p *Proxy) cacheTicket(tok string, t admission.Ticket, with signals) *cache
 // clock when the request came in.
 func (p *Proxy) status(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, ret []byte, now time.Time) {
 	b := p.binder(ctx, ip)
-	t, ok := p.ticket(ctx, ev, &b, now)
+	t, bearer, ok := p.ticketFrom(ctx, ev, &b, now)
 	if !ok {
 		ev.counts.statusNoTicket.Inc()
 		writeError(ctx, fasthttp.StatusUnauthorized, errNoTicket)
@@ -191,6 +198,9 @@ func (p *Proxy) status(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, ret [
 		return
 	}
 	p.writeStatus(ctx, ev, &res.Status, &res.Ticket, ret)
+	if bearer {
+		p.tokensIntoBody(ctx, ev)
+	}
 }
 
 // setTicket signs a ticket into its cookie; b is the binding of the
@@ -275,8 +285,12 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 		ev.counts.joins("refused").Inc()
 		return
 	}
-	if t, ok := p.ticket(ctx, ev, &b, now); ok {
+	t, bearer, ok := p.ticketFrom(ctx, ev, &b, now)
+	if ok {
 		jr.Existing = &t.Ticket
+	}
+	if bearer || asksForTokens(&ctx.Request.Header) {
+		defer p.tokensIntoBody(ctx, ev)
 	}
 	if jr.Existing == nil && ev.Challenge != nil {
 		shadow, ok := p.admitJoin(ctx, ev, ip, &req, now)
@@ -468,7 +482,7 @@ func (p *Proxy) authorise(ctx *fasthttp.RequestCtx, rq *request, uri, method []b
 		r.counts.forwarded.Inc()
 	default:
 		now := p.clock()
-		e := p.validPass(ctx, r.ev, ip, now)
+		e, _ := p.validPass(ctx, r.ev, ip, now)
 		if e == nil {
 			if r.Action == ActionBlock {
 				r.counts.blocked.Inc()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/internal/testkit/nginxtest"
 	"github.com/waitroom/waitroom/proxy/httpguard"
 )
@@ -17,12 +18,50 @@ import (
 func TestNginxAuthRequest(t *testing.T) {
 	r := newRig(t, authRequestMode)
 	site := startNginxAuthRequest(t, r).URL()
-	v := newVisitor(t, "Mozilla/5.0 nginx")
+	v, p := frontFlow(t, r, site, "nginx")
+	// The auth endpoint itself is internal.
+	if got := v.do(t, "GET", site+"/_wr/auth", "", "X-Original-URI", "/about"); got.status != 404 {
+		t.Fatalf("/_wr/auth from outside: %d", got.status)
+	}
+
+	// Browsing late in the session: nginx passes the renewed pass on with
+	// the site's answer.
+	r.clk.Set(p.ExpiresAt.Add(-time.Minute))
+	got := v.do(t, "GET", site+"/show/seats", "")
+	np, err := r.keys.VerifyPass(v.cookie(site, "wr_pass_show"), "show", v.bindingFor(t), r.clk.Now())
+	if got.body != "origin:/show/seats" || renewedPass(got) == "" || err != nil || np.ID != p.ID || !np.ExpiresAt.After(p.ExpiresAt) {
+		t.Fatalf("a due pass through nginx: %d %q, cookie %q, pass %+v (%v)", got.status, got.body, renewedPass(got), np, err)
+	}
+	if got := v.do(t, "GET", site+"/show/seats", ""); renewedPass(got) != "" {
+		t.Fatal("nginx sent a renewed pass on a response that renewed nothing")
+	}
+}
+
+// TestCaddyForwardAuth is the visitor's whole way through a real Caddy
+// running the shipped configs/caddy-forward-auth.Caddyfile: the page at a
+// gated path without the site seeing it, join and status, admission, the
+// site with the visitor's headers. (A pass is renewed through the page's
+// session endpoint under /_wr/, which Caddy sends to waitroom; the
+// forward_auth answer's cookie is not passed on.)
+func TestCaddyForwardAuth(t *testing.T) {
+	r := newRig(t, authRequestMode)
+	frontFlow(t, r, startCaddyForwardAuth(t, r).URL(), "caddy")
+}
+
+// frontFlow walks a visitor through a front proxy (nginx auth_request,
+// Caddy forward_auth) at site: the waiting-room page for a gated path
+// without a pass (the site never sees it), pass paths to the site, a
+// blocked path refused, join and status, admission, then the gated path
+// at the site with the visitor's headers and a forged one removed. It
+// returns the visitor and their pass.
+func frontFlow(t *testing.T, r *rig, site, front string) (*visitor, admission.Pass) {
+	t.Helper()
+	v := newVisitor(t, "Mozilla/5.0 "+front)
 
 	// No pass: waitroom's page, and the site never sees the request.
 	page := v.do(t, "GET", site+"/show/seats", "")
 	if page.status != 200 || !strings.Contains(page.body, "The Show") {
-		t.Fatalf("gated page through nginx: %d %.200s", page.status, page.body)
+		t.Fatalf("gated page through %s: %d %.200s", front, page.status, page.body)
 	}
 	if r.origin.count() != 0 {
 		t.Fatal("the site saw a request without a pass")
@@ -38,15 +77,11 @@ func TestNginxAuthRequest(t *testing.T) {
 	if got := v.do(t, "GET", site+"/checkout/1", ""); got.status != 403 {
 		t.Fatalf("blocked path: %d", got.status)
 	}
-	// The auth endpoint itself is internal.
-	if got := v.do(t, "GET", site+"/_wr/auth", "", "X-Original-URI", "/about"); got.status != 404 {
-		t.Fatalf("/_wr/auth from outside: %d", got.status)
-	}
 
-	// Join and get admitted through nginx.
+	// Join and get admitted through the front proxy.
 	st := decodeStatus(t, v.do(t, "POST", site+"/_wr/api/join", `{"event":"show","return":"/show/seats"}`))
 	if st.Status != "prequeue" {
-		t.Fatalf("join through nginx: %+v", st)
+		t.Fatalf("join through %s: %+v", front, st)
 	}
 	for d := 11; d < 20 && st.Status != "admitted"; d++ {
 		r.tick(t, secs(d))
@@ -57,7 +92,7 @@ func TestNginxAuthRequest(t *testing.T) {
 	}
 	got := v.do(t, "GET", site+"/show/seats", "", "X-Waitroom-Visitor", "forged")
 	if got.body != "origin:/show/seats" {
-		t.Fatalf("with a pass through nginx: %d %.200s", got.status, got.body)
+		t.Fatalf("with a pass through %s: %d %.200s", front, got.status, got.body)
 	}
 	p, err := r.keys.VerifyPass(v.cookie(site, "wr_pass_show"), "show", v.bindingFor(t), r.clk.Now())
 	if err != nil {
@@ -67,23 +102,13 @@ func TestNginxAuthRequest(t *testing.T) {
 		t.Fatalf("the site saw visitor %q event %q, want %s show", s.visitor, s.event, p.Visitor)
 	}
 	// A client's forged header never reaches the site on a pass path
-	// either: nginx's empty value removes it.
+	// either: the front proxy removes it.
 	v.do(t, "GET", site+"/about", "", "X-Waitroom-Visitor", "forged")
 	if s := r.origin.last(t); s.visitor != "" {
 		t.Fatalf("a forged visitor header reached the site: %q", s.visitor)
 	}
 
-	// Browsing late in the session: nginx passes the renewed pass on with
-	// the site's answer.
-	r.clk.Set(p.ExpiresAt.Add(-time.Minute))
-	got = v.do(t, "GET", site+"/show/seats", "")
-	np, err := r.keys.VerifyPass(v.cookie(site, "wr_pass_show"), "show", v.bindingFor(t), r.clk.Now())
-	if got.body != "origin:/show/seats" || renewedPass(got) == "" || err != nil || np.ID != p.ID || !np.ExpiresAt.After(p.ExpiresAt) {
-		t.Fatalf("a due pass through nginx: %d %q, cookie %q, pass %+v (%v)", got.status, got.body, renewedPass(got), np, err)
-	}
-	if got := v.do(t, "GET", site+"/show/seats", ""); renewedPass(got) != "" {
-		t.Fatal("nginx sent a renewed pass on a response that renewed nothing")
-	}
+	return v, p
 }
 
 // authRequestMode is the rig without origins (nginx or Caddy serves the

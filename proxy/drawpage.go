@@ -8,15 +8,16 @@ import (
 
 // drawPage serves GET {prefix}/draw/{event}/{tranche}: the draw page of
 // the event, in the visitor's language, for a person to check a draw (its
-// script reads the tranche from the path and the rest from the JSON).
+// script reads the tranche from the path and the rest from the JSON);
+// ?lang= picks the language, as on the room page.
 // Anything but an event with a page and a tranche number is 404.
-func (p *Proxy) drawPage(ctx *fasthttp.RequestCtx, rest []byte) {
+func (p *Proxy) drawPage(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
 	if !readOnly(ctx) {
 		return
 	}
 	id, _, ok := parseDrawPath(rest)
 	ev := p.events[string(id)]
-	al := ctx.Request.Header.Peek("Accept-Language")
+	al := p.pageLanguage(ctx, rq)
 	var page []byte
 	if ok && ev != nil {
 		page = p.opts.Pages.Draw(ev.ID, al)

@@ -83,7 +83,7 @@ func (p *Proxy) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	rq := requestPool.Get().(*request)
-	rq.argsParsed, rq.crawler, rq.newPass = false, false, nil
+	rq.argsParsed, rq.crawler, rq.newPass, rq.passInAuthorization = false, false, nil, false
 	defer requestPool.Put(rq)
 	if !p.parseTarget(ctx, rq) {
 		return
@@ -118,7 +118,8 @@ func (p *Proxy) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	now := p.requestTime(ctx)
-	if e := p.validPass(ctx, ev, ip, now); e != nil {
+	if e, authz := p.validPass(ctx, ev, ip, now); e != nil {
+		rq.passInAuthorization = authz
 		r.counts.forwarded.Inc()
 		p.forward(ctx, r, ip, e, rq, now)
 		return
@@ -185,6 +186,10 @@ type request struct {
 	// newPass is a pass issued for this very request (straight through):
 	// forward sets its cookie on the origin's answer.
 	newPass *issuedPass
+	// passInAuthorization: the pass came as a bearer token (an app's), so
+	// forward removes Authorization, and a renewed pass goes back in
+	// X-Waitroom-Pass.
+	passInAuthorization bool
 }
 
 // issuedPass is a signed pass whose cookie is still to be set.
@@ -328,11 +333,12 @@ func (p *Proxy) bypassed(ctx *fasthttp.RequestCtx, ip netip.Addr) bool {
 }
 
 // validPass returns the request's pass for ev when it is valid: cached,
-// or verified now and cached. It allocates nothing on a cache hit.
-func (p *Proxy) validPass(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, now time.Time) *cached[passEntry] {
-	tok := cookie(&ctx.Request.Header, ev.passCookie)
+// or verified now and cached; authz is true when it came in the
+// Authorization header (passToken). It allocates nothing on a cache hit.
+func (p *Proxy) validPass(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, now time.Time) (_ *cached[passEntry], authz bool) {
+	tok, authz := passToken(&ctx.Request.Header, ev.passCookie)
 	if len(tok) == 0 {
-		return nil
+		return nil, false
 	}
 	b := p.binder(ctx, ip)
 	e := p.passes.get(tok)
@@ -340,8 +346,10 @@ func (p *Proxy) validPass(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, no
 		p.m.passMisses.Inc()
 		pass, err := p.keys.VerifyPass(string(tok), ev.ID, b.hash().String(), now)
 		if err != nil {
-			ev.counts.invalidPasses.Inc()
-			return nil
+			if !authz { // a bearer token may be the origin's own credential
+				ev.counts.invalidPasses.Inc()
+			}
+			return nil, false
 		}
 		e = p.passes.add(string(tok), passFiller(pass, b.signals(), p.engine.RenewAt(ev.ID, &pass)))
 	} else {
@@ -350,13 +358,13 @@ func (p *Proxy) validPass(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, no
 	ps := &e.v.pass
 	if ps.Event != ev.ID || !now.Before(ps.ExpiresAt) || !b.matches(&e.v.with, ps.Binding) {
 		ev.counts.invalidPasses.Inc()
-		return nil
+		return nil, false
 	}
 	if p.engine.PassRevoked(ev.ID, ps) {
 		ev.counts.revokedPasses.Inc()
-		return nil
+		return nil, false
 	}
-	return e
+	return e, authz
 }
 
 // firstUse tells the engine that a request with pass e went through the
@@ -422,6 +430,9 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass 
 	if p.realClock {
 		fw.Start = now // the origin's deadlines need the real clock
 	}
+	if rq.passInAuthorization {
+		fw.StripHeaders = p.stripHeadersAuthz // the pass was ours, not the origin's
+	}
 	var me *meter.Event
 	var tok meter.Token
 	if pass != nil {
@@ -454,6 +465,9 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass 
 	// past it. A visitor who just completed is not renewed.
 	if pass != nil && now.Unix() >= pass.v.renewAt.Load() && !out.Complete && out.Status >= 200 {
 		p.renew(ctx, r.ev, pass, now, true)
+		if r := pass.v.renewed.Load(); r != nil && rq.passInAuthorization {
+			ctx.Response.Header.SetBytesKV(headerPass, []byte(r.token))
+		}
 	}
 }
 
@@ -493,7 +507,7 @@ func (p *Proxy) down(ctx *fasthttp.RequestCtx, status int, e *apiError) {
 		writeError(ctx, status, e)
 		return
 	}
-	al := ctx.Request.Header.Peek("Accept-Language")
+	al := p.pageLanguage(ctx, nil)
 	p.writePage(ctx, status, p.csp, p.opts.Pages.Down(al), p.opts.Pages.DownGzip(al))
 }
 
@@ -504,7 +518,7 @@ func (p *Proxy) busy(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, fasthttp.StatusServiceUnavailable, errBusy)
 		return
 	}
-	al := ctx.Request.Header.Peek("Accept-Language")
+	al := p.pageLanguage(ctx, nil)
 	p.writePage(ctx, fasthttp.StatusServiceUnavailable, p.csp, p.opts.Pages.Busy(al), p.opts.Pages.BusyGzip(al))
 }
 
@@ -513,7 +527,7 @@ func (p *Proxy) busy(ctx *fasthttp.RequestCtx) {
 func (p *Proxy) maintenance(ctx *fasthttp.RequestCtx, ev *event) {
 	ctx.Response.Header.Set("Retry-After", strconv.Itoa(static.MaintenanceRetrySeconds))
 	setNoStore(&ctx.Response.Header)
-	page := p.opts.Pages.Maintenance(ev.ID, ctx.Request.Header.Peek("Accept-Language"))
+	page := p.opts.Pages.Maintenance(ev.ID, p.pageLanguage(ctx, nil))
 	if page == nil || wantsJSON(ctx) {
 		writeError(ctx, fasthttp.StatusServiceUnavailable, errMaintenance)
 		return
@@ -565,7 +579,7 @@ func (p *Proxy) blocked(ctx *fasthttp.RequestCtx, ev *event) {
 		writeError(ctx, fasthttp.StatusForbidden, errPassRequired)
 		return
 	}
-	p.writePage(ctx, fasthttp.StatusForbidden, p.csp, p.opts.Pages.Blocked(ev.ID, ctx.Request.Header.Peek("Accept-Language")), nil)
+	p.writePage(ctx, fasthttp.StatusForbidden, p.csp, p.opts.Pages.Blocked(ev.ID, p.pageLanguage(ctx, nil)), nil)
 }
 
 // room answers a gated request without a pass: the waiting-room page, or
@@ -576,6 +590,6 @@ func (p *Proxy) room(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, rq *req
 		p.status(ctx, ev, ip, rq.t.URI(), p.clock())
 		return
 	}
-	al := ctx.Request.Header.Peek("Accept-Language")
+	al := p.pageLanguage(ctx, rq)
 	p.writePage(ctx, fasthttp.StatusOK, ev.csp, p.opts.Pages.Room(ev.ID, al), p.opts.Pages.RoomGzip(ev.ID, al))
 }

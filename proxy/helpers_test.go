@@ -43,7 +43,7 @@ type origin struct {
 }
 
 type seenRequest struct {
-	path, visitor, event, cookie, bypass, xff string
+	path, visitor, event, cookie, bypass, xff, authorization string
 }
 
 func startOrigin(t testing.TB) *origin {
@@ -65,7 +65,8 @@ func startOrigin(t testing.TB) *origin {
 		o.mu.Lock()
 		o.seen = append(o.seen, seenRequest{path: string(ctx.Path()), visitor: string(h.Peek("X-Waitroom-Visitor")),
 			event: string(h.Peek("X-Waitroom-Event")), cookie: string(h.Peek("Cookie")),
-			bypass: string(h.Peek("X-Waitroom-Bypass")), xff: string(h.Peek("X-Forwarded-For"))})
+			bypass: string(h.Peek("X-Waitroom-Bypass")), xff: string(h.Peek("X-Forwarded-For")),
+			authorization: string(h.Peek("Authorization"))})
 		handler := o.handler
 		o.mu.Unlock()
 		if handler != nil {

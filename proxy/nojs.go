@@ -96,6 +96,7 @@ func (p *Proxy) serveNoJS(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
 
 // noJSJoin serves POST {prefix}/nojs/join: the room page's form.
 func (p *Proxy) noJSJoin(ctx *fasthttp.RequestCtx) {
+	var rq *request // the form's answers: the language comes from the cookie or the header
 	count := func(ev, result string) { p.nm.joins.WithLabelValues(ev, result).Inc() }
 	if !p.sameOrigin(ctx) {
 		count("", "cross_site")
@@ -126,13 +127,13 @@ func (p *Proxy) noJSJoin(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	ip, now := p.trusted.ClientIP(ctx), p.clock()
-	if !p.noJSAllowed(ctx, ev, ip, now) {
+	if !p.noJSAllowed(ctx, rq, ev, ip, now) {
 		count(ev.ID, "rate_limited")
 		return
 	}
 	if ev.Challenge != nil {
 		count(ev.ID, "scripts_required")
-		p.noJSFail(ctx, ev, fasthttp.StatusForbidden, errScripts, &static.NoJSState{Kind: static.NoJSScripts})
+		p.noJSFail(ctx, rq, ev, fasthttp.StatusForbidden, errScripts, &static.NoJSState{Kind: static.NoJSScripts})
 		return
 	}
 	ret := p.noJSReturn(ev, []byte(form.Return))
@@ -153,7 +154,7 @@ func (p *Proxy) noJSJoin(ctx *fasthttp.RequestCtx) {
 	if err != nil {
 		count(ev.ID, "refused")
 		ev.counts.joins("refused").Inc()
-		p.noJSEngineFailed(ctx, ev, err)
+		p.noJSEngineFailed(ctx, rq, ev, err)
 		return
 	}
 	if res.Issue && !p.setTicket(ctx, ev, res.Ticket, &b) {
@@ -191,7 +192,7 @@ func (p *Proxy) noJSStatus(ctx *fasthttp.RequestCtx, rq *request) {
 		return
 	}
 	ip, now := p.trusted.ClientIP(ctx), p.clock()
-	if !p.noJSAllowed(ctx, ev, ip, now) {
+	if !p.noJSAllowed(ctx, rq, ev, ip, now) {
 		return
 	}
 	ret := p.noJSReturn(ev, args.Peek("return"))
@@ -199,12 +200,12 @@ func (p *Proxy) noJSStatus(ctx *fasthttp.RequestCtx, rq *request) {
 	t, ok := p.ticket(ctx, ev, &b, now)
 	if !ok {
 		ev.counts.statusNoTicket.Inc()
-		p.noJSNoTicket(ctx, ev, string(args.Peek("outcome")), ret)
+		p.noJSNoTicket(ctx, rq, ev, string(args.Peek("outcome")), ret)
 		return
 	}
 	res, err := p.engine.Status(p.base, ev.ID, t.Ticket)
 	if err != nil {
-		p.noJSEngineFailed(ctx, ev, err)
+		p.noJSEngineFailed(ctx, rq, ev, err)
 		return
 	}
 	if res.Renewed && !p.setTicket(ctx, ev, res.Ticket, &b) {
@@ -231,11 +232,11 @@ func (p *Proxy) noJSStatus(ctx *fasthttp.RequestCtx, rq *request) {
 	if st.Kind != admission.StatusClosed {
 		s.Refresh = refreshSeconds(st.Refresh)
 	}
-	p.noJSPage(ctx, ev, fasthttp.StatusOK, &s)
+	p.noJSPage(ctx, rq, ev, fasthttp.StatusOK, &s)
 }
 
 // noJSNoTicket answers a status page request without a (valid) ticket.
-func (p *Proxy) noJSNoTicket(ctx *fasthttp.RequestCtx, ev *event, outcome string, ret []byte) {
+func (p *Proxy) noJSNoTicket(ctx *fasthttp.RequestCtx, rq *request, ev *event, outcome string, ret []byte) {
 	s := static.NoJSState{Kind: static.NoJSJoin, Return: string(ret)}
 	status := fasthttp.StatusUnauthorized
 	switch {
@@ -252,43 +253,43 @@ func (p *Proxy) noJSNoTicket(ctx *fasthttp.RequestCtx, ev *event, outcome string
 		writeError(ctx, status, errNoTicket)
 		return
 	}
-	p.noJSPage(ctx, ev, status, &s)
+	p.noJSPage(ctx, rq, ev, status, &s)
 }
 
 // noJSAllowed applies the API's rate limit; when it is hit, the answer
 // is a page that tries again after Retry-After.
-func (p *Proxy) noJSAllowed(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, now time.Time) bool {
+func (p *Proxy) noJSAllowed(ctx *fasthttp.RequestCtx, rq *request, ev *event, ip netip.Addr, now time.Time) bool {
 	if p.allowAPI(ctx, ip, now) {
 		return true
 	}
 	if !wantsJSON(ctx) {
 		wait, _ := strconv.Atoi(string(ctx.Response.Header.Peek("Retry-After")))
-		p.noJSPage(ctx, ev, fasthttp.StatusTooManyRequests, &static.NoJSState{Kind: static.NoJSSlowDown, Refresh: max(wait, 1)})
+		p.noJSPage(ctx, rq, ev, fasthttp.StatusTooManyRequests, &static.NoJSState{Kind: static.NoJSSlowDown, Refresh: max(wait, 1)})
 	}
 	return false
 }
 
 // noJSEngineFailed answers an engine error: engineFailed's answer, as a
 // page that tries again when the error is passing.
-func (p *Proxy) noJSEngineFailed(ctx *fasthttp.RequestCtx, ev *event, err error) {
+func (p *Proxy) noJSEngineFailed(ctx *fasthttp.RequestCtx, rq *request, ev *event, err error) {
 	p.engineFailed(ctx, ev, err)
 	if ctx.Response.StatusCode() == fasthttp.StatusServiceUnavailable && !wantsJSON(ctx) {
-		p.noJSPage(ctx, ev, fasthttp.StatusServiceUnavailable, &static.NoJSState{Kind: static.NoJSError, Refresh: noJSErrorRefresh})
+		p.noJSPage(ctx, rq, ev, fasthttp.StatusServiceUnavailable, &static.NoJSState{Kind: static.NoJSError, Refresh: noJSErrorRefresh})
 	}
 }
 
 // noJSFail answers a refusal: the page for browsers, e for scripts.
-func (p *Proxy) noJSFail(ctx *fasthttp.RequestCtx, ev *event, status int, e *apiError, s *static.NoJSState) {
+func (p *Proxy) noJSFail(ctx *fasthttp.RequestCtx, rq *request, ev *event, status int, e *apiError, s *static.NoJSState) {
 	if wantsJSON(ctx) {
 		writeError(ctx, status, e)
 		return
 	}
-	p.noJSPage(ctx, ev, status, s)
+	p.noJSPage(ctx, rq, ev, status, s)
 }
 
 // noJSPage writes the no-JS page of ev for state s.
-func (p *Proxy) noJSPage(ctx *fasthttp.RequestCtx, ev *event, status int, s *static.NoJSState) {
-	page := p.opts.Pages.NoJS(ev.ID, ctx.Request.Header.Peek("Accept-Language"), s)
+func (p *Proxy) noJSPage(ctx *fasthttp.RequestCtx, rq *request, ev *event, status int, s *static.NoJSState) {
+	page := p.opts.Pages.NoJS(ev.ID, p.pageLanguage(ctx, rq), s)
 	if page == nil {
 		writeError(ctx, fasthttp.StatusNotFound, errUnknownEvent)
 		return

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -69,8 +70,11 @@ type Proxy struct {
 	// strip are the cookies and headers removed before forwarding.
 	stripCookies [][]byte
 	stripHeaders [][]byte
-	bypassHeader []byte
-	bypassSecret []byte
+	// stripHeadersAuthz is stripHeaders and Authorization, for a request
+	// whose pass came as a bearer token.
+	stripHeadersAuthz [][]byte
+	bypassHeader      []byte
+	bypassSecret      []byte
 	// crawlers are Options.Crawlers compiled.
 	crawlers []crawler
 	// clientIPHeaders is the single-address client header the trusted
@@ -349,6 +353,7 @@ func build(opts Options, prev *Proxy) (*Proxy, error) {
 		p.bypassHeader, p.bypassSecret = []byte(opts.Bypass.Header), []byte(opts.Bypass.Secret)
 		p.stripHeaders = append(p.stripHeaders, p.bypassHeader)
 	}
+	p.stripHeadersAuthz = append(slices.Clip(p.stripHeaders), headerAuthz)
 	jwks, err := opts.Keys.JWKS()
 	if err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)

@@ -17,7 +17,8 @@ import (
 // returned.
 //
 // What a visitor holds lives on: the caches of verified passes and
-// tickets, the metrics, the invite and suspect counters and the request
+// tickets (unless a key they may have been verified with is retired),
+// the metrics, the invite and suspect counters and the request
 // budget are carried over (Budget, Meter, Registerer and the limiters of
 // opts are ignored: the first ones stay). A request in flight finishes on
 // the configuration it started with; the next one uses the new one.
@@ -79,6 +80,13 @@ func (p *Proxy) inherit(prev *Proxy) error {
 	p.m, p.audits, p.wrongCodes, p.invites = prev.m, prev.audits, prev.wrongCodes, prev.invites
 	p.budget, p.dm, p.nm = prev.budget, prev.dm, prev.nm
 	p.passes, p.tickets = prev.passes, prev.tickets
+	if !prev.keys.KeptBy(p.keys) {
+		// A key was retired: the tokens it signed must stop at once, so
+		// what was verified with it is forgotten (the others are
+		// verified again at their next request).
+		p.passes = newTokenCache[passEntry](p.opts.PassCacheSize)
+		p.tickets = newTokenCache[cachedTicket](p.opts.PassCacheSize)
+	}
 	p.base, p.stop, p.gen = prev.base, prev.stop, prev.gen
 	p.body.Store(prev.body.Load())
 	p.sharedWarned.Store(prev.sharedWarned.Load())

@@ -100,6 +100,22 @@ func TestReloadLive(t *testing.T) {
 		t.Fatalf("the removed event's path: %d %s", got.status, got.body)
 	}
 
+	// Retiring k1 stops its pass at once, though it was verified (and
+	// cached) before.
+	retired := next
+	if retired.Keys, err = admission.NewKeyring(admission.Key{ID: "k2", Alg: "HS256", Secret: []byte(testSecret + "-2")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.p.Reload(retired); err != nil {
+		t.Fatal(err)
+	}
+	if got := admitted.do(t, "GET", r.url+"/show/seats", ""); got.body == "origin:/show/seats" {
+		t.Fatal("a pass of a retired key still opens the gate")
+	}
+	if got := fresh.do(t, "GET", r.url+"/_wr/api/status?event=show", ""); got.status != 200 {
+		t.Fatalf("a k2 ticket after k1 retired: %d %s", got.status, got.body)
+	}
+
 	// A reload naming an unknown event is refused whole.
 	bad := next
 	bad.Routes = append([]Route{{Prefix: "/gone/", Event: "other", Action: ActionQueue}}, next.Routes...)

@@ -28,10 +28,10 @@ func (a *admin) report(w http.ResponseWriter, r *http.Request) {
 		adminError(w, http.StatusBadRequest, "bad_format", "format must be csv, json or html")
 		return
 	}
-	rep, err := report.Build(r.Context(), a.p.engine.Store(), report.Event{ID: id, Lanes: report.Lanes(cfg), Prefix: string(a.p.prefix)}, time.Time{}, time.Time{})
+	rep, err := report.Build(r.Context(), a.p.engine.Store(), report.Event{ID: id, Lanes: report.Lanes(cfg), Prefix: string(a.p.gen.Load().prefix)}, time.Time{}, time.Time{})
 	if err != nil {
 		a.p.log.Warn("proxy: building a report failed", "event", id, "err", err)
-		adminError(w, http.StatusServiceUnavailable, "store_unavailable", "the admission store could not be read; try again")
+		adminError(w, http.StatusServiceUnavailable, "unavailable", "the admission store could not be read; retry")
 		return
 	}
 	var b bytes.Buffer

@@ -47,7 +47,7 @@ func (p *Proxy) session(ctx *fasthttp.RequestCtx, rq *request, now time.Time) {
 		writeError(ctx, fasthttp.StatusNotFound, errUnknownEvent)
 		return
 	}
-	e := p.validPass(ctx, ev, p.trusted.ClientIP(ctx), now)
+	e, _ := p.validPass(ctx, ev, p.trusted.ClientIP(ctx), now)
 	if e == nil {
 		writeError(ctx, fasthttp.StatusUnauthorized, errNoPass)
 		return

@@ -225,7 +225,24 @@ func (a *scriptedAPI) page(w http.ResponseWriter, r *http.Request) {
 	a.mu.Unlock()
 	w.Header().Set("Content-Type", static.ContentTypeHTML)
 	w.Header().Set("Content-Security-Policy", a.pages.CSP())
-	w.Write(a.pages.Room(event, []byte(r.Header.Get("Accept-Language"))))
+	w.Write(a.pages.Room(event, pageLanguage(w, r)))
+}
+
+// pageLanguage is what the proxy's pageLanguage does: the switcher's
+// ?lang= (kept in the cookie), else the cookie, else Accept-Language.
+func pageLanguage(w http.ResponseWriter, r *http.Request) []byte {
+	var cookie []byte
+	if c, err := r.Cookie(static.LangCookie); err == nil {
+		cookie = []byte(c.Value)
+	}
+	lang, fromQuery := static.Chosen([]byte(r.URL.Query().Get(static.LangQuery)), cookie)
+	if lang == nil {
+		return []byte(r.Header.Get("Accept-Language"))
+	}
+	if fromQuery {
+		http.SetCookie(w, &http.Cookie{Name: static.LangCookie, Value: string(lang), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	}
+	return lang
 }
 
 func (a *scriptedAPI) joined() []map[string]any {

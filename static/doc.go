@@ -7,8 +7,14 @@
 // New validates one PageConfig per event and renders every page of every
 // event in every language once. The languages (Languages) are the text
 // files under lang/, one JSON object of text key to text per language
-// (en.json, de.json, es.json): adding a language is adding a file with
-// every key of en.json. Serving is then a map lookup and an Accept-Language negotiation
+// (en.json, ar.json, de.json and eleven more; Arabic is written right to
+// left, and its pages carry dir="rtl"): adding a language is adding a file
+// with every key of en.json (and the further plural forms the language
+// has) and its name in languages.go. The room, draw and no-JavaScript
+// pages end in a language switcher whose links add ?lang=xx (LangQuery);
+// the server keeps the choice in a cookie (LangCookie) and Chosen turns
+// either into the page's language. Serving is then a map lookup and an
+// Accept-Language negotiation
 // (Negotiate) that returns shared bytes without allocating: the page is
 // the same for every visitor of an event and language, and everything per
 // visitor (position, ETA, state, the redirect) comes from the waiting-room
@@ -31,8 +37,8 @@
 // another request per visitor for the proxy to answer at the peak; a
 // linked file also breaks when a rolling deployment serves the page from
 // one version and the hashed asset from another. Inline, one response of
-// 8.1 to 8.4 KB gzipped (22.9 to 23.6 KB raw, by language; the tests print
-// the figures and hold a budget of 9 KiB gzipped) renders the page and
+// 10.4 to 11.1 KB gzipped (30.2 to 32.8 KB raw, by language; the tests print
+// the figures and hold a budget of 11 KiB gzipped) renders the page and
 // starts joining. The cost is that a reload
 // fetches those bytes again, because the page lives at the gated URL and
 // must be no-store. The same files are still served by Asset under

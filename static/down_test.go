@@ -16,7 +16,7 @@ func TestDownPage(t *testing.T) {
 	p := mustNew(t, PageConfig{Event: "summer", Name: "Summer", Colors: Colors{Accent: "#800000"}})
 	for _, lang := range Languages() {
 		page := string(p.Down([]byte(lang)))
-		for _, want := range []string{`<html lang="` + lang + `">`, builtinTexts[lang]["down_title"],
+		for _, want := range []string{`<html lang="` + lang + `" dir="` + Direction(lang) + `">`, builtinTexts[lang]["down_title"],
 			builtinTexts[lang]["down_retry"], `<meta http-equiv="refresh" content="20">`, `data-retry="10"`,
 			"--wr-accent:#800000", "location.replace"} {
 			if !strings.Contains(page, want) {

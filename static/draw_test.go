@@ -18,7 +18,7 @@ func TestDrawPage(t *testing.T) {
 	for _, lang := range Languages() {
 		page := p.Draw("summer", []byte(lang))
 		title, _ := BuiltinText(lang, "dp_title")
-		if !bytes.Contains(page, []byte(`<html lang="`+lang+`">`)) || !bytes.Contains(page, []byte(title)) ||
+		if !bytes.Contains(page, []byte(`<html lang="`+lang+`" dir="`+Direction(lang)+`">`)) || !bytes.Contains(page, []byte(title)) ||
 			!bytes.Contains(page, []byte("Summer Tour 2027")) {
 			t.Fatalf("%s draw page:\n%s", lang, page)
 		}

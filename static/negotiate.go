@@ -45,7 +45,7 @@ func negotiate(header []byte, supported []string, def int) int {
 }
 
 // maxOnePass is the most languages negotiateOnePass keeps on the stack.
-const maxOnePass = 8
+const maxOnePass = 16
 
 // negotiatePerTag asks quality about each supported tag in turn.
 func negotiatePerTag(header []byte, supported []string, def int) int {

@@ -8,6 +8,7 @@ package static
 import (
 	"bytes"
 	"html/template"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -103,6 +104,7 @@ func (p *Pages) NoJS(event string, acceptLanguage []byte, s *NoJSState) []byte {
 	li := ev.lang(acceptLanguage)
 	d := ev.nojs[li]
 	d.NoJS = nojsView(d.Lang, d.T, s)
+	d.Langs = nojsLangLinks(event, s.Return, d.Lang)
 	var buf bytes.Buffer
 	buf.Grow(8 << 10)
 	if err := nojsTemplate.Execute(&buf, &d); err != nil {
@@ -110,6 +112,21 @@ func (p *Pages) NoJS(event string, acceptLanguage []byte, s *NoJSState) []byte {
 		panic("static: nojs.html: " + err.Error())
 	}
 	return buf.Bytes()
+}
+
+// nojsLangLinks is the no-JavaScript page's language switcher: its
+// links keep the status page's event and return parameters (the page
+// lives at NoJSStatusPath, which needs them), adding lang.
+func nojsLangLinks(event, ret, lang string) []LangLink {
+	q := "?event=" + url.QueryEscape(event)
+	if ret != "" {
+		q += "&return=" + url.QueryEscape(ret)
+	}
+	links := langLinks(lang)
+	for i := range links {
+		links[i].Href = q + "&" + LangQuery + "=" + links[i].Tag
+	}
+	return links
 }
 
 // nojsView chooses and fills in the texts of s in lang.
@@ -166,7 +183,7 @@ func positionText(lang string, T map[string]string, s *NoJSState) string {
 	case s.Approximate:
 		return fill(T["ahead_approx"], "{n}", formatInt(lang, p))
 	default:
-		return plural(T, "ahead", p, "{n}", formatInt(lang, p))
+		return plural(lang, T, "ahead", p, "{n}", formatInt(lang, p))
 	}
 }
 
@@ -193,36 +210,51 @@ func etaText(lang string, T map[string]string, s *NoJSState) string {
 	a := max(1, lo/unit)
 	b := max(a, (hi+unit-1)/unit)
 	if a == b {
-		return plural(T, base, a, "{n}", formatInt(lang, a))
+		return plural(lang, T, base, a, "{n}", formatInt(lang, a))
 	}
 	return fill(fill(T[rng], "{low}", formatInt(lang, a)), "{high}", formatInt(lang, b))
 }
 
-// plural picks key_one or key_other for n (English, German and Spanish
-// agree: one is exactly 1) and fills in the placeholder.
-func plural(T map[string]string, key string, n int64, ph, val string) string {
-	form := "_other"
-	if n == 1 {
-		form = "_one"
+// plural picks the form of key for n in lang, as the room script's
+// plural does: key_<category> when the language has that form (ahead_few
+// in Polish), else key_one for "one", else key_other; and fills in the
+// placeholder.
+func plural(lang string, T map[string]string, key string, n int64, ph, val string) string {
+	return fill(pluralText(lang, T, key, n), ph, val)
+}
+
+// pluralText is the text of key's plural form for n in lang.
+func pluralText(lang string, T map[string]string, key string, n int64) string {
+	cat := pluralCategory(lang, n)
+	if s, ok := T[key+"_"+cat]; ok {
+		return s
 	}
-	return fill(T[key+form], ph, val)
+	return T[key+"_other"]
 }
 
 func fill(s, ph, val string) string { return strings.ReplaceAll(s, ph, val) }
 
-// formatInt writes n with the digit grouping of lang, as Intl.NumberFormat
-// does for the page's languages: 12,345 (en), 12.345 (de and es; Spanish
-// groups from five digits on).
+// formatInt writes n with the digit grouping of lang, as Chromium's
+// Intl.NumberFormat does for the page's languages: 12,345 (en, ar, ja,
+// ko, zh), 12.345 (de, nl, pt, tr; es and it group from five digits on),
+// 12 345 with a no-break space (sv; pl from five digits on) or a narrow
+// no-break space (fr).
 func formatInt(lang string, n int64) string {
 	s := strconv.FormatInt(n, 10)
 	sep, from := "", 4
 	switch lang {
-	case "en":
+	case "en", "ar", "ja", "ko", "zh":
 		sep = ","
-	case "de":
+	case "de", "nl", "pt", "tr":
 		sep = "."
-	case "es":
+	case "es", "it":
 		sep, from = ".", 5
+	case "fr":
+		sep = "\u202f"
+	case "sv":
+		sep = "\u00a0"
+	case "pl":
+		sep, from = "\u00a0", 5
 	}
 	neg := strings.HasPrefix(s, "-")
 	digits := strings.TrimPrefix(s, "-")
@@ -277,6 +309,7 @@ func (ev *eventPages) noteNoJS(d TemplateData, csp *policy) error {
 		{Kind: NoJSJoin, Return: "/"}, {Kind: "scheduled", Refresh: 30},
 	} {
 		d.NoJS = nojsView(d.Lang, d.T, &s)
+		d.Langs = nojsLangLinks(d.Event, s.Return, d.Lang)
 		var buf bytes.Buffer
 		if err := nojsTemplate.Execute(&buf, &d); err != nil {
 			return err

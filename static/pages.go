@@ -50,6 +50,13 @@ const DownRetrySeconds = 10
 type TemplateData struct {
 	// Lang is the page's language ("en"): put it in <html lang>.
 	Lang string
+	// Dir is its writing direction, "ltr" or "rtl" (Direction): put it
+	// in <html dir>.
+	Dir string
+	// Langs is the language switcher: every language, each with a link
+	// to the same page in it (?lang=xx; the proxy keeps the choice in a
+	// cookie). The built-in pages list it in a <nav> at their foot.
+	Langs []LangLink
 	// Event is the event id; empty on the busy page (which is site-wide)
 	// and on the blocked page of paths outside any event.
 	Event string
@@ -428,10 +435,9 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 		}
 	}
 	for li, lang := range languages {
-		texts := maps.Clone(builtinTexts[lang])
-		maps.Copy(texts, r.Texts[lang])
+		texts := withOverrides(builtinTexts[lang], r.Texts[lang])
 		d := TemplateData{
-			Lang: lang, Event: r.Event, Name: r.Name, Prefix: r.Prefix, LogoURL: r.LogoURL,
+			Lang: lang, Dir: Direction(lang), Langs: langLinks(lang), Event: r.Event, Name: r.Name, Prefix: r.Prefix, LogoURL: r.LogoURL,
 			JoinPath: r.JoinPath, PositionDisplay: r.PositionDisplay, Colors: r.colors,
 			T: texts, Vars: vars, Style: template.CSS(b.css),
 			StyleURL:     r.Prefix + "/static/" + b.cssName,
@@ -501,6 +507,27 @@ func render(r resolved, t *templates, b builtin, site bool, csp *policy) (*event
 	return ev, nil
 }
 
+// withOverrides is a language's texts with an event's overrides applied.
+// An override of a plural text (ahead_other) also drops the language's
+// other plural forms of it (ahead_few) that the overrides do not give,
+// so that the operator's text shows for every number.
+func withOverrides(builtin, overrides map[string]string) map[string]string {
+	texts := maps.Clone(builtin)
+	for k := range overrides {
+		base, ok := strings.CutSuffix(k, "_other")
+		if !ok {
+			continue
+		}
+		for _, f := range pluralForms {
+			if _, given := overrides[base+"_"+f]; !given {
+				delete(texts, base+"_"+f)
+			}
+		}
+	}
+	maps.Copy(texts, overrides)
+	return texts
+}
+
 // otherPages are the prefixes of the texts only other pages (or the HTML
 // the server writes) show; the room script is not sent them.
 var otherPages = []string{"busy_", "blocked_", "down_", "nojs_", "og_", "dp_", sessionTextPrefix, "maintenance_"}
@@ -508,7 +535,7 @@ var otherPages = []string{"busy_", "blocked_", "down_", "nojs_", "og_", "dp_", s
 // forScript reports whether the room script shows the text named k.
 func forScript(k string) bool {
 	switch k {
-	case "title", "noscript", "invite_label", "invite_hint", "invite_submit":
+	case "title", "noscript", "invite_label", "invite_hint", "invite_submit", "lang_label":
 		return false
 	}
 	for _, p := range otherPages {

@@ -22,6 +22,7 @@ type sessionConfig struct {
 	Event  string            `json:"event"`
 	Prefix string            `json:"prefix"`
 	Lang   string            `json:"lang"`
+	Dir    string            `json:"dir"`
 	Texts  map[string]string `json:"texts"`
 }
 
@@ -29,7 +30,7 @@ type sessionConfig struct {
 // encoding/json escapes <, > and & (and U+2028, U+2029), so the
 // configuration cannot end the script or break out of a JS expression.
 func sessionScript(fn []byte, r resolved, lang string, texts map[string]string) ([]byte, error) {
-	c := sessionConfig{Event: r.Event, Prefix: r.Prefix, Lang: lang, Texts: map[string]string{}}
+	c := sessionConfig{Event: r.Event, Prefix: r.Prefix, Lang: lang, Dir: Direction(lang), Texts: map[string]string{}}
 	for k, v := range texts {
 		if strings.HasPrefix(k, sessionTextPrefix) {
 			c.Texts[k] = v

@@ -2,15 +2,19 @@ package static
 
 import (
 	"io/fs"
+	"path"
 	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
 )
 
-// Every language file has exactly the keys of en.json, none empty, and
-// each text the placeholders of its English one: read from the files, so
-// that a new language file is checked before anything uses it.
+// Every language file has exactly the keys of en.json, none empty, each
+// text the placeholders of its English one, and no text left in English:
+// read from the files, so that a new language file is checked before
+// anything uses it. A file may add the plural forms its language has
+// beyond one and other (ahead_few in Polish) for a key English has in
+// _one and _other.
 func TestLanguageFilesMatchEnglish(t *testing.T) {
 	files, err := fs.Glob(langFS, "lang/*.json")
 	if err != nil || len(files) == 0 {
@@ -28,34 +32,75 @@ func TestLanguageFilesMatchEnglish(t *testing.T) {
 		return m
 	}
 	en := read("lang/en.json")
-	placeholders := func(s string) string {
-		ph := placeholderRe.FindAllString(s, -1)
-		slices.Sort(ph)
-		return strings.Join(ph, " ")
-	}
 	for _, f := range files {
+		lang := strings.TrimSuffix(path.Base(f), ".json")
 		t.Run(f, func(t *testing.T) {
-			texts := read(f)
-			for key := range texts {
-				if _, ok := en[key]; !ok {
-					t.Errorf("%s is not a key of en.json", key)
-				}
-			}
-			for key, english := range en {
-				switch tr, ok := texts[key]; {
-				case !ok:
-					t.Errorf("%s is missing", key)
-				case strings.TrimSpace(tr) == "":
-					t.Errorf("%s is empty", key)
-				case placeholders(tr) != placeholders(english):
-					t.Errorf("%s: placeholders [%s], en.json has [%s]", key, placeholders(tr), placeholders(english))
-				}
+			checkLanguage(t, lang, en, read(f))
+			if _, ok := languageNames[lang]; !ok {
+				t.Errorf("languageNames has no name for %s (the switcher lists it)", lang)
 			}
 		})
 	}
 	if len(files) != len(Languages()) {
 		t.Errorf("%d files, Languages() has %d", len(files), len(Languages()))
 	}
+	if len(files) < 12 {
+		t.Errorf("%d languages; the pages promise at least 12", len(files))
+	}
+}
+
+// sameAsEnglish are the texts a language may leave as English has them,
+// because English is the right answer there: none so far. Add
+// "lang/key" with a reason.
+var sameAsEnglish = map[string]string{}
+
+// checkLanguage checks one language's texts against English's.
+func checkLanguage(t *testing.T, lang string, en, texts map[string]string) {
+	t.Helper()
+	placeholders := func(s string) string {
+		ph := placeholderRe.FindAllString(s, -1)
+		slices.Sort(ph)
+		return strings.Join(ph, " ")
+	}
+	for key, tr := range texts {
+		english, ok := en[key]
+		if base, variant := pluralVariant(key); !ok && variant {
+			english, ok = en[base+"_other"]
+			if _, one := en[base+"_one"]; !one {
+				ok = false
+			}
+			if ok && !slices.Contains(pluralCategories(lang), strings.TrimPrefix(key, base+"_")) {
+				t.Errorf("%s: %s has no such plural form", key, lang)
+			}
+		}
+		switch {
+		case !ok:
+			t.Errorf("%s is not a key of en.json (nor a plural form of one)", key)
+		case strings.TrimSpace(tr) == "":
+			t.Errorf("%s is empty", key)
+		case placeholders(tr) != placeholders(english):
+			t.Errorf("%s: placeholders [%s], en.json has [%s]", key, placeholders(tr), placeholders(english))
+		case lang != fallbackLanguage && tr == english && sameAsEnglish[lang+"/"+key] == "":
+			t.Errorf("%s is the English text %q: translate it (or list it in sameAsEnglish with the reason)", key, tr)
+		}
+	}
+	for key := range en {
+		if _, ok := texts[key]; !ok {
+			t.Errorf("%s is missing", key)
+		}
+	}
+}
+
+// pluralCategories are the plural categories pluralCategory gives in lang
+// for 0 to 1000.
+func pluralCategories(lang string) []string {
+	var cats []string
+	for n := int64(0); n <= 1000; n++ {
+		if c := pluralCategory(lang, n); !slices.Contains(cats, c) {
+			cats = append(cats, c)
+		}
+	}
+	return cats
 }
 
 func TestReadLanguages(t *testing.T) {

@@ -58,9 +58,9 @@ type Event struct {
 type Report struct {
 	Event string `json:"event"`
 	// From and To bound the minutes recorded (To is the end of the last
-	// one); zero when there are none.
-	From    time.Time          `json:"from"`
-	To      time.Time          `json:"to"`
+	// one); absent when there are none.
+	From    time.Time          `json:"from,omitzero"`
+	To      time.Time          `json:"to,omitzero"`
 	Totals  Totals             `json:"totals"`
 	Minutes []admission.Minute `json:"minutes"`
 	Draws   []Draw             `json:"draws"`

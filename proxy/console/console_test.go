@@ -44,9 +44,10 @@ func newRig(t *testing.T, tls bool) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	r.engine, err = admission.New(admission.Options{Store: s, Clock: r.clk.Now, Replica: "test", Logger: slog.New(slog.DiscardHandler)},
+	r.engine, err = admission.New(admission.Options{Store: s, Clock: r.clk.Now, Replica: "test", Logger: slog.New(slog.DiscardHandler),
+		Inventory: seats{"show-seats": 42}},
 		admission.EventConfig{ID: "show", QueueOpensAt: t0.Add(-time.Hour), OnSaleAt: t0.Add(10 * time.Second),
-			Caps: admission.Caps{MaxActive: 100, MaxNewPerMinute: 60}},
+			Caps: admission.Caps{MaxActive: 100, MaxNewPerMinute: 60}, InventoryEvent: "show-seats"},
 		admission.EventConfig{ID: "open"})
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +67,14 @@ func newRig(t *testing.T, tls bool) *rig {
 	t.Cleanup(r.srv.Close)
 	t.Cleanup(r.c.Stop)
 	return r
+}
+
+// seats is an inventory with fixed seats left per inventory event.
+type seats map[string]int
+
+func (s seats) Remaining(event string) (int, bool) {
+	n, ok := s[event]
+	return n, ok
 }
 
 // browser is a client with its own cookies that follows no redirects and
@@ -376,8 +385,8 @@ func TestActions(t *testing.T) {
 		t.Fatalf("bad caps changed them: %+v", c.Caps)
 	}
 	page := do(t, b, "GET", r.srv.URL+"/admin/?failed=caps&event=show", nil).body
-	if !strings.Contains(page, "whole numbers") || !strings.Contains(page, `value="7"`) {
-		t.Fatal("the dashboard shows neither the refusal nor the caps set")
+	if !strings.Contains(page, "whole numbers") || !strings.Contains(page, `value="7"`) || !strings.Contains(page, `data-f="seats_left">42<`) {
+		t.Fatal("the dashboard does not show the refusal, the caps set or the seats left")
 	}
 	post("/admin/events/show/caps-reset", url.Values{})
 	if c := ctl("show"); c.Caps != nil {
@@ -477,9 +486,27 @@ func TestFigures(t *testing.T) {
 			t.Errorf("band %s: %+v, want total %d", b.Band, b, want[b.Band])
 		}
 	}
-	if v.SeatsLeft != nil || v.Caps.MaxActive != 100 || v.CapsOverridden {
+	if v.SeatsLeft == nil || *v.SeatsLeft != 42 || v.Caps.MaxActive != 100 || v.CapsOverridden {
 		t.Errorf("seats %v, caps %+v", v.SeatsLeft, v.Caps)
 	}
+	if o := viewOf(t, views, "open"); o.SeatsLeft != nil || o.Bots[4].Total != 1 {
+		t.Errorf("open: seats %v (no inventory link), bots %+v", o.SeatsLeft, o.Bots)
+	}
+	// The controller of the selling event moves its limit down while
+	// nobody uses it: the last move is shown with its reason.
+	for range 3 {
+		r.clk.Add(time.Second)
+		if err := r.engine.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.c.Sample()
+	views, _ = r.c.snapshot()
+	o := viewOf(t, views, "open")
+	if m := o.LastMove; m == nil || m.From == m.To || m.Why == "" || m.At.After(r.clk.Now()) {
+		t.Fatalf("last move %+v (target %d, reason %s)", o.LastMove, o.Target, o.Reason)
+	}
+	t.Logf("open: target %d, last move %+v", o.Target, *o.LastMove)
 	for range 3600 / 60 {
 		r.clk.Add(time.Minute)
 		r.c.Sample()

@@ -104,17 +104,29 @@ type eventView struct {
 	Bound          string          `json:"bound"`
 	Why            string          `json:"why"`
 	DecidedAt      *time.Time      `json:"decided_at,omitempty"`
-	LatencyP50     float64         `json:"latency_p50_ms"`
-	LatencyP99     float64         `json:"latency_p99_ms"`
-	ErrorRate      float64         `json:"error_rate"`
-	NoShowRate     float64         `json:"no_show_rate"`
-	ETABack        etaView         `json:"eta_back"`
-	SeatsLeft      *int            `json:"seats_left"`
-	Bots           []botView       `json:"bots"`
-	Notice         string          `json:"notice"`
+	// LastMove is the controller's last change of the limit in the
+	// decisions this replica keeps (nil: none).
+	LastMove   *moveView `json:"last_move"`
+	LatencyP50 float64   `json:"latency_p50_ms"`
+	LatencyP99 float64   `json:"latency_p99_ms"`
+	ErrorRate  float64   `json:"error_rate"`
+	NoShowRate float64   `json:"no_show_rate"`
+	ETABack    etaView   `json:"eta_back"`
+	SeatsLeft  *int      `json:"seats_left"`
+	Bots       []botView `json:"bots"`
+	Notice     string    `json:"notice"`
 	// NoticeLanguages counts the notice\'s translations (posted through
 	// the admin API; the console posts the default text alone).
 	NoticeLanguages int `json:"notice_languages"`
+}
+
+// moveView is one change of the controller's limit.
+type moveView struct {
+	From   int       `json:"from"`
+	To     int       `json:"to"`
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason"`
+	Why    string    `json:"why"`
 }
 
 type capsView struct {
@@ -223,10 +235,18 @@ func (c *Console) sample(id string, now time.Time, bots [5]uint64, hist []point)
 	// State as it is now (a change made here shows at once), the rest as
 	// of the last tick.
 	v.State = e.State(id)
-	if log, err := e.Decisions(id, time.Time{}, 0); err == nil && !log.Last.At.IsZero() {
+	if log, err := e.Decisions(id, time.Time{}, admission.DecisionLogSize); err == nil && !log.Last.At.IsZero() {
 		at := log.Last.At.UTC()
 		v.Reason, v.Bound, v.Why, v.DecidedAt = string(log.Last.Reason), string(log.Last.Bound),
 			why(log.Last.Reason, log.Last.Bound), &at
+		// The last tick that moved the limit, and why.
+		for i := len(log.Decisions) - 1; i > 0; i-- {
+			if d, prev := log.Decisions[i], log.Decisions[i-1]; d.Limit != prev.Limit {
+				at := d.At.UTC()
+				v.LastMove = &moveView{From: prev.Limit, To: d.Limit, At: at, Reason: string(d.Reason), Why: why(d.Reason, d.Bound)}
+				break
+			}
+		}
 	}
 	if n, ok := e.SeatsLeft(id); ok {
 		v.SeatsLeft = &n

@@ -69,7 +69,26 @@
   function sitePath(p) {
     return typeof p === "string" && /^\/(?![\/\\])[^\\\s\u0000-\u001f\u007f]*$/.test(p);
   }
-  var here = location.pathname + location.search;
+  // The language switcher's links (?lang=xx) replace the page's query.
+  // Once the page is here the lang parameter has done its work (the
+  // server keeps the choice in a cookie): drop it from the address and
+  // from the way back, and make the links keep the rest of the query.
+  var query = location.search.replace(/^\?/, "");
+  var search = query.split("&").filter(function (kv) {
+    return kv && kv.split("=")[0] !== "lang";
+  }).join("&");
+  if (search !== query && history.replaceState) {
+    try {
+      history.replaceState(history.state, "", location.pathname + (search ? "?" + search : "") + location.hash);
+    } catch (e) {
+      // the address keeps its lang
+    }
+  }
+  var langLinks = doc.querySelectorAll(".langs a[hreflang]");
+  for (var li = 0; li < langLinks.length; li++) {
+    langLinks[li].setAttribute("href", "?" + (search ? search + "&" : "") + "lang=" + langLinks[li].getAttribute("hreflang"));
+  }
+  var here = location.pathname + (search ? "?" + search : "");
   var back = sitePath(here) ? here : "/";
 
   function $(id) {
@@ -91,10 +110,11 @@
       return Object.prototype.hasOwnProperty.call(vars, k) ? vars[k] : m;
     }) : s;
   }
-  // key_one or key_other by the language's plural rules.
+  // key_<form> by the language's plural rules (ahead_few in Polish),
+  // else key_other.
   function plural(key, n, vars) {
     var form = plurals ? plurals.select(n) : (n === 1 ? "one" : "other");
-    return t(key + (form === "one" && T[key + "_one"] ? "_one" : "_other"), vars);
+    return t(key + (T[key + "_" + form] ? "_" + form : "_other"), vars);
   }
   function num(n) {
     return numberFmt.format(n);

@@ -7,7 +7,7 @@
 // renew the pass: only browsing the site does. No inline code, no styles
 // but CSSOM properties, so it works under a strict Content-Security-Policy.
 // The proxy serves it as this function applied to the event's
-// configuration: {"event","prefix","lang","texts":{...}}.
+// configuration: {"event","prefix","lang","dir","texts":{...}}.
 (function (cfg) {
   "use strict";
   var WARN = 60; // seconds before the end that the banner shows
@@ -23,6 +23,7 @@
     banner.setAttribute("role", "status");
     banner.setAttribute("aria-live", "polite");
     banner.lang = cfg.lang;
+    banner.dir = cfg.dir || "ltr"; // the banner sits on the origin's page, whatever its direction
     var s = banner.style;
     s.position = "fixed"; s.left = "0"; s.right = "0"; s.bottom = "0"; s.zIndex = "2147483647";
     s.display = "none"; s.alignItems = "center"; s.justifyContent = "center"; s.gap = "1em";

@@ -198,6 +198,12 @@ func WithPhone() TabOption {
 	return func(c *tabConfig) { c.phone, c.width, c.height = true, 390, 844 }
 }
 
+// WithPhoneSize emulates a phone as WithPhone does, with a portrait
+// viewport of w×h CSS pixels (360×740 is a common small Android phone).
+func WithPhoneSize(w, h int64) TabOption {
+	return func(c *tabConfig) { c.phone, c.width, c.height = true, w, h }
+}
+
 // WithViewport sets a desktop viewport of w×h CSS pixels.
 func WithViewport(w, h int64) TabOption {
 	return func(c *tabConfig) { c.phone, c.width, c.height = false, w, h }

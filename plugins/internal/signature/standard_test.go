@@ -116,3 +116,27 @@ func FuzzVerifyStandard(f *testing.F) {
 		}
 	})
 }
+
+// FuzzKey: any configured secret gives a key or ErrSecret, never a
+// panic; a whsec_ key is 24 to 64 bytes, and a plain secret is itself.
+func FuzzKey(f *testing.F) {
+	f.Add(specSecret)
+	f.Add("whsec_")
+	f.Add("whsec_====")
+	f.Add("a-plain-secret-of-at-least-32-bytes")
+	f.Fuzz(func(t *testing.T, secret string) {
+		k, err := Key(secret)
+		switch {
+		case err != nil:
+			if !errors.Is(err, ErrSecret) || !strings.HasPrefix(secret, SecretPrefix) {
+				t.Fatalf("Key(%q) = %v", secret, err)
+			}
+		case strings.HasPrefix(secret, SecretPrefix):
+			if len(k) < MinStandardKey || len(k) > MaxStandardKey {
+				t.Fatalf("Key(%q) is %d bytes", secret, len(k))
+			}
+		case string(k) != secret:
+			t.Fatalf("Key(%q) = %q", secret, k)
+		}
+	})
+}

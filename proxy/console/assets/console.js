@@ -55,6 +55,9 @@
     text(sec, "seats_left", v.seats_left === null ? "not linked" : v.seats_left);
     text(sec, "why", v.why || "the controller has not decided yet (not selling, or another replica leads)");
     text(sec, "decided_at", v.decided_at ? "at " + new Date(v.decided_at).toLocaleTimeString() : "");
+    const m = v.last_move;
+    text(sec, "last_move", m ? "Last move: " + m.from + " → " + m.to + " at " +
+      new Date(m.at).toLocaleTimeString() + ": " + m.why : "");
     for (const b of v.bots) {
       for (const k of ["total", "last_minute"]) {
         const td = sec.querySelector('[data-bot="' + b.band + '"][data-k="' + k + '"]');

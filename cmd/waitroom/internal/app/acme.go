@@ -1,18 +1,16 @@
 // serve.tls.acme: the ACME manager behind the TLS listener, where its
-// certificates are kept, the HTTP-01 answers on the plain listener, and
-// the served certificates' expiry as a metric.
+// certificates are kept, and the HTTP-01 answers on the plain listener
+// (the certificates' expiry is in observe.go's metrics).
 
 package app
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 	"golang.org/x/crypto/acme/autocert"
 
@@ -75,40 +73,4 @@ func (w *Waitroom) runACME(ctx context.Context) {
 	if w.acme != nil {
 		w.acme.Run(ctx, acmeRefresh)
 	}
-}
-
-var descCertExpiry = prometheus.NewDesc("waitroom_tls_certificate_expiry_timestamp_seconds",
-	"When a certificate served on serve.tls.listen stops being valid (its NotAfter), in unix seconds: the file's (subject its common name), or each ACME domain's once obtained.",
-	[]string{"listener", "subject"}, nil)
-
-// tlsCollector exports the served certificates' expiry and the ACME
-// manager's errors.
-type tlsCollector struct{ w *Waitroom }
-
-func (c tlsCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- descCertExpiry
-	if c.w.acme != nil {
-		c.w.acme.Describe(ch)
-	}
-}
-
-func (c tlsCollector) Collect(ch chan<- prometheus.Metric) {
-	w := c.w
-	if leaf := w.tlsLeaf; leaf != nil {
-		ch <- prometheus.MustNewConstMetric(descCertExpiry, prometheus.GaugeValue, float64(leaf.NotAfter.Unix()), "serve.tls", leaf.Subject.CommonName)
-	}
-	if w.acme != nil {
-		for d, t := range w.acme.Expiry() {
-			ch <- prometheus.MustNewConstMetric(descCertExpiry, prometheus.GaugeValue, float64(t.Unix()), "serve.tls", d)
-		}
-		w.acme.Collect(ch)
-	}
-}
-
-// fileLeaf is the leaf of a certificate-file configuration.
-func fileLeaf(tc *tls.Config) *x509.Certificate {
-	if tc == nil || len(tc.Certificates) == 0 {
-		return nil
-	}
-	return tc.Certificates[0].Leaf
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -219,6 +220,24 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Fatalf("the dashboard is %d px wide on an 820 px tablet", wide)
 	}
 	axeClean(t, tablet, "dashboard at 820 px")
+	// The keyboard alone reaches every control, in the page's order.
+	var order []string
+	for range 24 {
+		if err := chromedp.Do(tablet, chromedp.KeyEvent("\t")); err != nil {
+			t.Fatal(err)
+		}
+		order = append(order, browsertest.Eval[string](t, tablet,
+			`(e => e.id || e.textContent.trim())(document.activeElement)`))
+	}
+	at := 0
+	for _, want := range []string{"Sign out", "Pause admission", "Mark sold out", "ma-shop", "mn-shop", "Set caps",
+		"Configured caps", "mode-shop", "Switch mode", "Configured mode", "notice-shop", "Post notice"} {
+		i := slices.Index(order[at:], want)
+		if i < 0 {
+			t.Fatalf("Tab does not reach %q after %v: the order is %q", want, order[:at], order)
+		}
+		at += i + 1
+	}
 	browsertest.ScreenshotIn(t, tablet, shots, "console-820-tablet")
 }
 

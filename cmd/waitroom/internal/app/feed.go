@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/waitroom/waitroom/inventory"
 	"github.com/waitroom/waitroom/plugins"
 )
@@ -24,7 +26,10 @@ import (
 //     any more; a cancelled order that frees seats arms it again.
 //
 // Sinks hear of what happens after this process started: the first read
-// of a stream skips entries time-stamped before that.
+// of a stream skips entries time-stamped before that. The feed also counts
+// the entries it reads by action (waitroom_inventory_audit_entries_total,
+// on every replica, sinks or not): a hold's expiry is only ever seen in
+// the audit stream, since reads expire due holds before the reaper does.
 //
 // With several replicas every one tails the streams but only the leader
 // of a linked waiting-room event publishes. A replica that becomes leader
@@ -41,6 +46,10 @@ type auditFeed struct {
 	refresh  time.Duration
 	handover time.Duration
 	log      *slog.Logger
+	// entries counts the entries read, by inventory event and action, on
+	// every replica (waitroom_inventory_audit_entries_total); nil: not
+	// counted.
+	entries *prometheus.CounterVec
 }
 
 // auditSource is the part of the sidecar's client the feed reads.
@@ -134,6 +143,9 @@ func (f *auditFeed) poll(ctx context.Context, s *auditStream, now time.Time) {
 			changed = changed || ent.Action == inventory.ActionConfirm || ent.Action == inventory.ActionCancel
 			if !s.synced && ent.At.Before(f.since) {
 				continue
+			}
+			if f.entries != nil {
+				f.entries.WithLabelValues(s.event, ent.Action).Inc()
 			}
 			if e, ok := sinkEvent(s.event, ent); ok {
 				news = append(news, e)

@@ -6,6 +6,9 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	_ "github.com/waitroom/waitroom/cmd/waitroom/internal/backends" // the built-in store backends
 	"github.com/waitroom/waitroom/cmd/waitroom/internal/config"
 	"github.com/waitroom/waitroom/internal/redisconn"
@@ -41,6 +44,7 @@ type Sidecar struct {
 	store      inventory.Store
 	closeStore func() error
 	srv        *api.Server
+	probe      *storeProbe // waitroom_store_up{store="inventory"} on the sidecar's /metrics
 }
 
 // NewSidecar opens the store cfg names and builds the API for ln. Call
@@ -50,13 +54,16 @@ func NewSidecar(ctx context.Context, cfg config.Inventory, log *slog.Logger, ln 
 	if err != nil {
 		return nil, err
 	}
+	probe := newStoreProbe("inventory", store.Ping)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), probe)
 	srv, err := api.New(store, api.Options{Token: cfg.APIToken, InsecureNoAuth: cfg.InsecureNoAuth, Logger: log,
-		MaxBodyBytes: int(cfg.MaxBodyBytes)})
+		MaxBodyBytes: int(cfg.MaxBodyBytes), Registry: reg})
 	if err != nil {
 		closeStore()
 		return nil, err
 	}
-	return &Sidecar{cfg: cfg, log: log, ln: ln, store: store, closeStore: closeStore, srv: srv}, nil
+	return &Sidecar{cfg: cfg, log: log, ln: ln, store: store, closeStore: closeStore, srv: srv, probe: probe}, nil
 }
 
 // Close releases the store; after Run it does nothing.
@@ -81,11 +88,14 @@ func (s *Sidecar) Run(ctx context.Context) error {
 	rctx, stopReaper := context.WithCancel(context.Background())
 	reaped := make(chan struct{})
 	go func() { defer close(reaped); reaper.Run(rctx) }()
+	probed := make(chan struct{})
+	go func() { defer close(probed); s.probe.run(rctx) }()
 
 	log.Info("inventory sidecar listening", "addr", ln.Addr().String(), "store", string(cfg.Store))
 	serveErr := s.srv.Serve(ctx, ln)
 	stopReaper()
 	<-reaped
+	<-probed
 	closeErr := s.Close()
 	if serveErr != nil && !errors.Is(serveErr, context.Canceled) {
 		return serveErr

@@ -2,11 +2,13 @@ package app
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/waitroom/waitroom/admission"
+	"github.com/waitroom/waitroom/inventory"
 	"github.com/waitroom/waitroom/inventory/client"
 )
 
@@ -21,10 +23,15 @@ type inventoryLink struct {
 	refresh time.Duration
 	log     *slog.Logger
 
-	mu    sync.RWMutex
-	left  map[string]linkCount
+	mu   sync.RWMutex
+	left map[string]linkCount
+	// reads is the outcome of the last read of each event, for the
+	// metrics: answered, or refused as not defined at the sidecar.
+	reads map[string]linkRead
 	fails map[string]int // consecutive failures per event (poll's goroutine only)
 }
+
+type linkRead struct{ ok, missing bool }
 
 type linkCount struct {
 	remaining int
@@ -39,7 +46,7 @@ var _ admission.Inventory = (*inventoryLink)(nil)
 
 func newInventoryLink(c *client.Client, events []string, refresh time.Duration, log *slog.Logger) *inventoryLink {
 	return &inventoryLink{c: c, events: events, refresh: refresh, log: log, left: make(map[string]linkCount),
-		fails: make(map[string]int)}
+		fails: make(map[string]int), reads: make(map[string]linkRead)}
 }
 
 // Remaining implements admission.Inventory.
@@ -53,12 +60,25 @@ func (l *inventoryLink) Remaining(event string) (int, bool) {
 	return c.remaining, true
 }
 
+// read tells the outcome of the last read of event: whether it was
+// answered, and whether the sidecar said the event is not defined; known
+// is false before the first read.
+func (l *inventoryLink) read(event string) (r linkRead, known bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	r, known = l.reads[event]
+	return r, known
+}
+
 // poll reads every linked event once.
 func (l *inventoryLink) poll(ctx context.Context) {
 	for _, ev := range l.events {
 		cctx, cancel := context.WithTimeout(ctx, l.refresh)
 		a, err := l.c.Availability(cctx, ev)
 		cancel()
+		l.mu.Lock()
+		l.reads[ev] = linkRead{ok: err == nil, missing: errors.Is(err, inventory.ErrEventNotFound)}
+		l.mu.Unlock()
 		if err != nil {
 			// A sidecar starting, or an event not defined yet, fails a
 			// few times: warn when it lasts, and then now and again.

@@ -38,6 +38,9 @@ func (w *Waitroom) listen() error {
 	w.guardListeners()
 	if s.TLS.Listen != "" {
 		tc, err := w.tlsConfig(s.TLS)
+		if ci, ok := certOf("serve.tls", tc); err == nil && ok {
+			w.cert.Store(&ci)
+		}
 		if err != nil {
 			errs = append(errs, err)
 		} else if err := open(&w.lns.HTTPS, "serve.tls.listen", s.TLS.Listen); err != nil {
@@ -104,9 +107,7 @@ func (w *Waitroom) proxyLimits() netlimit.Limits {
 // files', or the ACME manager's certificates.
 func (w *Waitroom) tlsConfig(c config.ServeTLS) (*tls.Config, error) {
 	if !c.ACME.Enabled() {
-		tc, err := fileTLSConfig(c)
-		w.tlsLeaf = fileLeaf(tc)
-		return tc, err
+		return fileTLSConfig(c)
 	}
 	m, err := w.newACME()
 	if err != nil {

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -80,10 +80,12 @@ type Waitroom struct {
 	// reload is what a reload needs and changes (see reload.go).
 	reload reloadState
 
-	// acme gets serve.tls.acme's certificates (nil without ACME);
-	// tlsLeaf is serve.tls.cert_file's leaf (nil without it).
-	acme    *acme.Manager
-	tlsLeaf *x509.Certificate
+	// acme gets serve.tls.acme's certificates (nil without ACME).
+	acme *acme.Manager
+	// cert is the certificate served on serve.tls.listen, for its expiry
+	// metric; probes watch the stores for waitroom_store_up.
+	cert   atomic.Pointer[certInfo]
+	probes []*storeProbe
 }
 
 // NewServe builds everything cfg describes (validated for RoleProxy):
@@ -177,12 +179,17 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 	if err != nil {
 		return nil, err
 	}
-	w.reg.MustRegister(tlsCollector{w})
+	if w.acme != nil {
+		w.reg.MustRegister(w.acme)
+	}
 	def.apply(cfg, &popts)
 	if popts.Notify, err = w.sinks(ctx); err != nil {
 		return nil, err
 	}
 	w.feed = w.newFeed()
+	if w.probes, err = w.registerOps(); err != nil {
+		return nil, err
+	}
 	w.Proxy, err = proxy.New(popts)
 	if err != nil {
 		return nil, err
@@ -316,6 +323,9 @@ func (w *Waitroom) Run(ctx context.Context) error {
 	}
 	goRun(func() { w.Engine.Run(runCtx) })
 	goRun(func() { w.runACME(runCtx) })
+	for _, p := range w.probes {
+		goRun(func() { p.run(runCtx) })
+	}
 
 	s := w.cfg.Serve
 	srv := w.Proxy.Server(proxy.ServerConfig{MaxHeaderBytes: s.MaxHeaderBytes, MaxBodyBytes: s.MaxBodyBytes,

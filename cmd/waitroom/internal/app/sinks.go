@@ -70,9 +70,10 @@ func (w *Waitroom) publish(e plugins.Event) {
 }
 
 // newFeed builds the feed that tells the sinks of holds, sales and
-// sell-outs of the linked inventory events (nil without sinks or links).
+// sell-outs of the linked inventory events, and counts their audit
+// entries (nil without links).
 func (w *Waitroom) newFeed() *auditFeed {
-	if len(w.sinkList) == 0 || w.link == nil {
+	if w.link == nil {
 		return nil
 	}
 	links := map[string][]string{}

@@ -203,12 +203,16 @@ type Page struct {
 	LogoURL string `yaml:"logo_url"`
 	// Colours of the built-in page.
 	Colors Colors `yaml:"colors"`
-	// Language when the browser's Accept-Language names none the page
-	// has: one of its languages (en, de, es: a file each under
-	// static/lang).
+	// Language when the visitor chose none with the page's switcher and
+	// the browser's Accept-Language names none the page has: one of its
+	// languages (en, ar, de, es, fr, it, ja, ko, nl, pl, pt, sv, tr, zh: a
+	// file each under static/lang).
 	DefaultLanguage Language `yaml:"default_language"`
 	// Text overrides: language, then text key, then text, such as
-	// {en: {title: "Summer Tour presale"}}.
+	// {en: {title: "Summer Tour presale"}, fr: {title: "Prévente"}}. Keys are
+	// those of static/lang/en.json, plus the further plural forms a
+	// language has (pl: ahead_few); each keeps the built-in text's
+	// {placeholders}.
 	Texts map[Language]map[string]string `yaml:"texts"`
 	// Directory with a room.html that replaces the built-in page template
 	// (read at start-up); empty uses the built-in page.

@@ -139,18 +139,18 @@ func TestValidateEvents(t *testing.T) {
 			e.Page = Page{
 				LogoURL:         "http://cdn.example.com/logo.svg",
 				Colors:          Colors{Background: "white", Text: "#12345", Accent: "#fff;}body{x:y"},
-				DefaultLanguage: "fr",
-				Texts:           map[Language]map[string]string{"fr": {"title": "x"}, "en": {"Title": "x", "ok": "\xff"}},
+				DefaultLanguage: "ru",
+				Texts:           map[Language]map[string]string{"ru": {"title": "x"}, "en": {"Title": "x", "ok": "\xff"}},
 			}
 		}, []string{
 			`events[0].page.logo_url: must be an https:// URL or a path on this site (got "http://cdn.example.com/logo.svg")`,
 			`events[0].page.colors.background: must be a colour such as #1a2b3c or #abc (got "white")`,
 			`events[0].page.colors.text: must be a colour such as #1a2b3c or #abc (got "#12345")`,
 			`events[0].page.colors.accent: must be a colour such as #1a2b3c or #abc (got "#fff;}body{x:y")`,
-			`events[0].page.default_language: must be en, de or es (got "fr")`,
+			`events[0].page.default_language: must be en, ar, de, es, fr, it, ja, ko, nl, pl, pt, sv, tr or zh (got "ru")`,
 			`events[0].page.texts.en: has the key "Title": text keys are 1 to 64 characters from [a-z0-9_.]`,
 			"events[0].page.texts.en.ok: must be valid UTF-8 text",
-			"events[0].page.texts.fr: is not a language of the page: use en, de or es"}},
+			"events[0].page.texts.ru: is not a language of the page: use en, ar, de, es, fr, it, ja, ko, nl, pl, pt, sv, tr or zh"}},
 		{"logo breaking out of CSS", func(e *Event) { e.Page.LogoURL = "https://x.example/a.png)" }, []string{
 			`events[0].page.logo_url: must be an https:// URL or a path on this site ("https://x.example/a.png)" holds a quote, bracket, backslash, space or control character)`}},
 	}
