@@ -263,7 +263,7 @@ func (w *Manager) Expiry() map[string]time.Time {
 
 // Describe and Collect make the Manager a prometheus.Collector of
 // waitroom_tls_acme_errors_total (failed attempts to get a certificate,
-// by domain); the expiry gauge is CertificateExpiry's.
+// by domain); the certificates' expiry is read through Expiry.
 func (w *Manager) Describe(ch chan<- *prometheus.Desc) { ch <- errorsDesc }
 
 // Collect implements prometheus.Collector.
