@@ -5,14 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"time"
 )
 
-// Tick runs one tick of every event: the lease, and for the leader the
-// draws and the controller; every replica follows the store.
+// Tick runs one tick of every event, in the order of their ids (so that
+// a run is reproducible: events share the engine's random source): the
+// lease, and for the leader the draws and the controller; every replica
+// follows the store.
 func (e *Engine) Tick(ctx context.Context) error {
 	var errs []error
-	for _, ev := range e.all() {
+	evs := e.all()
+	for _, id := range slices.Sorted(maps.Keys(evs)) {
+		ev := evs[id]
 		if err := ev.tick(ctx, e.clock()); err != nil {
 			errs = append(errs, fmt.Errorf("event %s: %w", ev.conf().ID, err))
 		}
