@@ -217,6 +217,9 @@ export class WaitingRoom {
     this.random = typeof o.random === "function" ? o.random : Math.random;
     this.listeners = new Map();
     this.running = false;
+    // gen counts start()s and stop()s: an answer to a request of an
+    // earlier run is dropped.
+    this.gen = 0;
     this.timer = null;
     this.inflight = null; // AbortController of the request or solve under way
     this.refresh = DEFAULT_REFRESH;
@@ -273,6 +276,7 @@ export class WaitingRoom {
   start() {
     if (this.running || this.stopped) return;
     this.running = true;
+    this.gen++;
     this.fails = 0;
     this.noTicket = 0;
     this.challengeRetries = 0;
@@ -282,6 +286,7 @@ export class WaitingRoom {
   /** Ends timers, the request and the proof of work under way. */
   stop() {
     this.running = false;
+    this.gen++;
     clearTimeout(this.timer);
     this.timer = null;
     if (this.inflight) {
@@ -347,26 +352,29 @@ export class WaitingRoom {
   }
 
   async poll() {
+    if (!this.running) return;
+    const gen = this.gen;
     let res;
     try {
       res = await this.request("GET", this.statusPath());
     } catch (err) {
-      this.failed(this.poll, err);
+      if (gen === this.gen) this.failed(this.poll, err);
       return;
     }
-    this.handle(res, this.poll);
+    if (gen === this.gen) this.handle(res, this.poll);
   }
 
   async join() {
     if (!this.running) return;
+    const gen = this.gen;
     let res;
     try {
       res = await this.request("GET", "challenge?event=" + encodeURIComponent(this.event));
     } catch (err) {
-      this.failed(this.join, err);
+      if (gen === this.gen) this.failed(this.join, err);
       return;
     }
-    if (!this.running) return;
+    if (gen !== this.gen) return;
     const b = res.body;
     if (res.status !== 200 || !b || typeof b.action !== "string") {
       this.handle(res, this.join);
@@ -386,7 +394,7 @@ export class WaitingRoom {
         extra.pow = { token: b.pow.token, nonces };
       } catch (err) {
         if (this.inflight === ctl) this.inflight = null;
-        if (!this.running) return;
+        if (gen !== this.gen) return;
         if (err && err.code === "expired" && ++this.challengeRetries <= CHALLENGE_RETRIES) {
           this.join();
           return;
@@ -395,7 +403,7 @@ export class WaitingRoom {
         return;
       }
       if (this.inflight === ctl) this.inflight = null;
-      if (!this.running) return;
+      if (gen !== this.gen) return;
     } else if (b.action === "captcha") {
       this.fatal("captcha_required", "the bot defence asks for a CAPTCHA, which this client cannot show", { captcha: b.captcha });
       return;
@@ -408,9 +416,10 @@ export class WaitingRoom {
     try {
       res = await this.request("POST", "join", body);
     } catch (err) {
-      this.failed(this.join, err);
+      if (gen === this.gen) this.failed(this.join, err);
       return;
     }
+    if (gen !== this.gen) return;
     if (res.status === 200) this.challengeRetries = 0;
     this.handle(res, this.join);
   }

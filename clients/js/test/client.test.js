@@ -237,3 +237,51 @@ test("stop() and an aborted signal end polling; a stopped room starts again", as
   room.start();
   assert.equal(room.running, false, "a room whose signal aborted started again");
 });
+
+test("the room down: network errors back off exponentially, and the place is kept when it is back", async (t) => {
+  const origin = await startOrigin();
+  origins.push(origin);
+  const cfg = (p) =>
+    config(p, origin.addr, {
+      events: `  - id: show
+    queue_opens_at: now
+    on_sale_at: 2099-01-01T00:00:00Z
+  - id: other
+`,
+    });
+  let serve = await startServe(cfg);
+  t.after(() => serve.stop());
+  const jar = new Jar();
+  // random 0: no jitter, and each backoff takes its lower bound (half of
+  // refresh_seconds × 2^failures), so the doubling is exact.
+  const room = new WaitingRoom({ event: "show", baseURL: serve.base, fetch: jar.fetch, maxBackoff: 40, random: () => 0 });
+  t.after(() => room.stop());
+  const errors = [];
+  room.on("error", (e) => errors.push({ at: Date.now(), e }));
+  const started = waitFor(room, "position", 30000);
+  room.start();
+  const first = await started;
+  const refresh = first.refresh_seconds;
+  const joins = jar.log.filter((e) => e.url.includes("/api/join")).length;
+
+  await serve.stop();
+  while (errors.length < 3) await new Promise((r) => setTimeout(r, 100));
+  for (const { e } of errors) {
+    assert.equal(e.code, "network");
+    assert.equal(e.retrying, true);
+  }
+  const waits = errors.map((x) => x.e.retryIn);
+  const want = [1, 2, 3].map((n) => Math.max(refresh, Math.min(40, Math.max(refresh, 1) * 2 ** n) / 2));
+  assert.deepEqual(waits, want, `refresh_seconds ${refresh}`);
+  for (let i = 1; i < errors.length; i++) {
+    assert.ok(errors[i].at - errors[i - 1].at >= waits[i - 1] * 1000 - 20, "retried sooner than announced");
+  }
+
+  // Back in the same place (same ports, data and keys): the next poll
+  // finds the ticket; no new join.
+  const back = waitFor(room, "position", 90000);
+  serve = await startServe(cfg, serve.spec);
+  const s = await back;
+  assert.equal(s.status, "prequeue");
+  assert.equal(jar.log.filter((e) => e.url.includes("/api/join")).length, joins, "the client joined again after the outage");
+});

@@ -59,16 +59,23 @@ export async function startOrigin() {
   return { addr: "127.0.0.1:" + srv.address().port, seen, close: () => new Promise((r) => srv.close(r)) };
 }
 
-// startServe writes the configuration that config(ports) returns and runs
+// startServe writes the configuration that config(spec) returns and runs
 // `waitroom serve` with it until stop(); it resolves once /readyz answers
-// 200 on the admin listener.
-export async function startServe(config) {
+// 200 on the admin listener. spec is {listen, admin (ports), dir, secret,
+// adminToken}: new, or an earlier serve's, to start it again in its place.
+export async function startServe(config, again) {
   const bin = buildWaitroom();
-  const dir = tempDir();
-  const ports = { listen: await freePort(), admin: await freePort() };
+  const spec = again || {
+    listen: await freePort(),
+    admin: await freePort(),
+    dir: tempDir(),
+    secret: randomBytes(32).toString("hex"),
+    adminToken: ADMIN_TOKEN,
+  };
+  const { dir } = spec;
+  const ports = spec;
   const file = join(dir, "waitroom.yaml");
-  const secret = randomBytes(32).toString("hex");
-  writeFileSync(file, config({ ...ports, dir, secret, adminToken: ADMIN_TOKEN }));
+  writeFileSync(file, config(spec));
   const child = spawn(bin, ["serve", "-c", file], { stdio: ["ignore", "inherit", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (d) => {
@@ -92,6 +99,7 @@ export async function startServe(config) {
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
+    spec,
     base: "http://127.0.0.1:" + ports.listen,
     admin,
     stderr: () => stderr,
