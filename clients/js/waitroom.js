@@ -207,9 +207,11 @@ export class WaitingRoom {
     this.event = o.event;
     this.returnTo = o.returnTo;
     this.api = (o.baseURL ? String(o.baseURL).replace(/\/+$/, "") : "") + prefix + "/api/";
-    const f = o.fetch || (typeof fetch === "function" ? fetch : null);
+    const f = o.fetch || (typeof fetch === "function" ? fetch.bind(globalThis) : null);
     if (typeof f !== "function") throw new TypeError("waitroom: no fetch: pass options.fetch");
-    this.fetch = o.fetch ? f : f.bind(globalThis);
+    // Called as a plain function, never as this object's method: a
+    // browser's fetch refuses any this but the window.
+    this.fetchImpl = f;
     this.solve = typeof o.solve === "function" ? o.solve : solvePow;
     this.jitter = Number.isFinite(o.jitter) && o.jitter >= 0 ? o.jitter : DEFAULT_JITTER;
     this.maxBackoff = Number.isFinite(o.maxBackoff) && o.maxBackoff > 0 ? o.maxBackoff : DEFAULT_MAX_BACKOFF;
@@ -229,6 +231,7 @@ export class WaitingRoom {
     this.skew = 0;
     /** The last status answer, or null. */
     this.status = null;
+    this.stopped = false; // for good: the signal aborted
     if (o.signal) {
       this.stopped = o.signal.aborted;
       o.signal.addEventListener("abort", () => {
@@ -326,7 +329,8 @@ export class WaitingRoom {
       init.body = JSON.stringify(body);
     }
     try {
-      const r = await this.fetch(this.api + path, init);
+      const fetchImpl = this.fetchImpl;
+      const r = await fetchImpl(this.api + path, init);
       let j = null;
       try {
         j = await r.json();
