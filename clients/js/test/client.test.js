@@ -7,7 +7,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { WaitingRoom } from "../waitroom.js";
-import { buildWaitroom, startOrigin, startServe, Jar, waitFor } from "./harness.js";
+import { buildWaitroom, startOrigin, startServe, chromiumPage, Jar, waitFor } from "./harness.js";
 
 before(() => buildWaitroom());
 
@@ -284,4 +284,63 @@ test("the room down: network errors back off exponentially, and the place is kep
   const s = await back;
   assert.equal(s.status, "prequeue");
   assert.equal(jar.log.filter((e) => e.url.includes("/api/join")).length, joins, "the client joined again after the outage");
+});
+
+// The app as a browser runs it: a page of the site, behind the room,
+// imports the module and uses the browser's own fetch and cookie store.
+const appPage = `<!doctype html><meta charset="utf-8"><title>waiting</title><pre id="out"></pre>
+<script type="module">
+import { WaitingRoom } from "/app/waitroom.js";
+const out = document.getElementById("out");
+const log = (s) => { out.textContent += s + "\\n"; };
+const room = new WaitingRoom({ event: "show", returnTo: "/show/seats" });
+room.on("position", (s) => log("position " + s.status));
+room.on("error", (e) => log("error " + e.code + " " + e.retrying));
+room.on("admitted", async (s) => {
+  log("admitted " + s.redirect);
+  const r = await fetch(s.redirect);
+  log("gated " + (await r.text()));
+  document.title = "done";
+});
+room.start();
+</script>`;
+
+test("in Chromium: the page's fetch carries the ticket and the pass same-origin", async (t) => {
+  const { readFileSync } = await import("node:fs");
+  const module = readFileSync(new URL("../waitroom.js", import.meta.url), "utf8");
+  const origin = await startOrigin({
+    "/app/": { type: "text/html; charset=utf-8", body: appPage },
+    "/app/waitroom.js": { type: "text/javascript", body: module },
+  });
+  origins.push(origin);
+  const serve = await startServe((p) =>
+    config(p, origin.addr, {
+      events: `  - id: show
+    queue_opens_at: now
+    on_sale_at: now+3s
+    challenge:
+      mode: on
+      light: {bits: 10, puzzles: 4}
+      heavy: {bits: 11, puzzles: 4}
+  - id: other
+`,
+    }),
+  );
+  t.after(() => serve.stop());
+  const page = await chromiumPage(serve.base + "/app/");
+  t.after(() => page.close());
+  let dom = "";
+  for (const deadline = Date.now() + 90000; ; ) {
+    dom = await page.evaluate("document.title + '\\n' + (document.getElementById('out') || {}).textContent");
+    if (dom.startsWith("done")) break;
+    if (Date.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  assert.match(dom, /position (prequeue|waiting_for_draw|waiting)/, dom);
+  assert.match(dom, /admitted \/show\/seats/, dom);
+  assert.match(dom, /gated origin:\/show\/seats/, dom);
+  assert.doesNotMatch(dom, /error /, dom);
+  const gated = origin.seen.filter((r) => r.path === "/show/seats");
+  assert.equal(gated.length, 1);
+  assert.equal(gated[0].headers["x-waitroom-event"], "show");
 });

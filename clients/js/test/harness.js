@@ -47,13 +47,15 @@ export function freePort() {
 }
 
 // startOrigin starts the site behind the room: it answers "origin:<path>"
-// and records each request's path and headers.
-export async function startOrigin() {
+// and records each request's path and headers; files maps paths to
+// {type, body} it serves instead.
+export async function startOrigin(files = {}) {
   const seen = [];
   const srv = http.createServer((req, res) => {
     seen.push({ path: req.url, headers: req.headers });
-    res.setHeader("Content-Type", "text/plain");
-    res.end("origin:" + req.url);
+    const f = files[req.url];
+    res.setHeader("Content-Type", f ? f.type : "text/plain");
+    res.end(f ? f.body : "origin:" + req.url);
   });
   await new Promise((resolve) => srv.listen(0, "127.0.0.1", resolve));
   return { addr: "127.0.0.1:" + srv.address().port, seen, close: () => new Promise((r) => srv.close(r)) };
@@ -170,4 +172,64 @@ export function waitFor(room, name, ms) {
       resolve(d);
     });
   });
+}
+
+// chromiumPage opens url in headless Chromium, driven over the DevTools
+// protocol on a pipe (--remote-debugging-pipe: fd 3 in, fd 4 out, NUL
+// between messages), and resolves with evaluate(expression), which runs
+// in the page and resolves with its value, and close().
+export async function chromiumPage(url) {
+  const child = spawn(
+    "chromium",
+    ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=" + tempDir(), "--remote-debugging-pipe", url],
+    { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"] },
+  );
+  let stderr = "";
+  child.stderr.on("data", (d) => {
+    stderr += d;
+  });
+  const exited = new Promise((resolve) => child.on("exit", resolve));
+  const pending = new Map();
+  let next = 1;
+  let buf = "";
+  child.stdio[4].on("data", (d) => {
+    buf += d;
+    let i;
+    while ((i = buf.indexOf("\0")) >= 0) {
+      const m = JSON.parse(buf.slice(0, i));
+      buf = buf.slice(i + 1);
+      const p = pending.get(m.id);
+      if (!p) continue;
+      pending.delete(m.id);
+      if (m.error) p.reject(new Error("chromium: " + JSON.stringify(m.error)));
+      else p.resolve(m.result);
+    }
+  });
+  const send = (method, params = {}, sessionId) =>
+    new Promise((resolve, reject) => {
+      const id = next++;
+      pending.set(id, { resolve, reject });
+      child.stdio[3].write(JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) }) + "\0");
+    });
+  let page = null;
+  for (const deadline = Date.now() + 30000; !page; ) {
+    const { targetInfos } = await send("Target.getTargets");
+    page = targetInfos.find((ti) => ti.type === "page");
+    if (!page) {
+      if (Date.now() > deadline) throw new Error("chromium opened no page: " + stderr);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  const { sessionId } = await send("Target.attachToTarget", { targetId: page.targetId, flatten: true });
+  return {
+    async evaluate(expression) {
+      const r = await send("Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true }, sessionId);
+      if (r.exceptionDetails) throw new Error("chromium: " + JSON.stringify(r.exceptionDetails));
+      return r.result.value;
+    },
+    async close() {
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
 }
