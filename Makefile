@@ -9,7 +9,7 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: deps
-deps: ## install test and benchmark dependencies (redis-server, redis-tools, nginx, caddy, haproxy, pebble, prometheus, chromium, xvfb, wrk, curl, python3) when missing
+deps: ## install test and benchmark dependencies (redis-server, redis-tools, nginx, caddy, haproxy, pebble, prometheus, chromium, xvfb, wrk, curl, python3, nodejs) when missing
 	@scripts/deps
 
 .PHONY: build
@@ -17,10 +17,11 @@ build: ## build the static binary bin/waitroom
 	scripts/build bin/waitroom
 
 .PHONY: test
-test: deps lint ## everything CI checks: the lint target, config-doc drift, go test -race -shuffle=on ./..., then the Allocs tests without -race and the Kubernetes manifests' check module
+test: deps lint ## everything CI checks: the lint target, config-doc drift, go test -race -shuffle=on ./..., then the Allocs tests without -race, the Kubernetes manifests' check module and the JavaScript client's tests (node --test)
 	$(GO) test -race -shuffle=on -timeout 20m ./...
 	$(GO) test -count=1 -run 'Allocs' ./proxy/... ./static/... ./admission/... ./inventory/... ./challenge/...
 	cd deploy/kubernetes/check && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd clients/js && node --test test/*.test.js
 
 .PHONY: lint
 # staticcheck's version is pinned by the tool directive in go.mod; after
