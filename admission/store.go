@@ -214,6 +214,30 @@ type Store interface {
 	// process, which always leads.
 	Lease(ctx context.Context, event, holder string, ttl time.Duration) (bool, error)
 
+	// PutEventRecord stores body as the record of event id when the
+	// stored record's revision is ifRevision (0: there is none), and
+	// returns the new revision, ifRevision+1; otherwise it returns
+	// ErrRecordConflict and changes nothing. DeleteEventRecord removes
+	// the record on the same condition. EventRecords returns every
+	// record, sorted by id. Records are few and small (MaxEventRecord
+	// bytes at most, else ErrRecordTooLarge); all three are durable.
+	PutEventRecord(ctx context.Context, id string, body []byte, ifRevision uint64) (uint64, error)
+	DeleteEventRecord(ctx context.Context, id string, ifRevision uint64) error
+	EventRecords(ctx context.Context) ([]EventRecord, error)
+
 	// Close flushes what is batched and releases resources.
 	Close() error
 }
+
+// EventRecord is an event's configuration made or changed at run time
+// (through the operator API), kept in the store so that every replica
+// and a restart see it. The store does not read Body.
+type EventRecord struct {
+	ID string
+	// Revision counts the record's versions, from 1.
+	Revision uint64
+	Body     []byte
+}
+
+// MaxEventRecord bounds an event record's body.
+const MaxEventRecord = 256 << 10

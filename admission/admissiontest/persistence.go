@@ -54,7 +54,16 @@ func testPersistence(t *testing.T, h Harness) {
 	check(t, s.RecordMinute(ctx, ev, minute, []byte("minute 0"), time.Hour))
 	check(t, s.RecordMinute(ctx, ev, minute.Add(time.Minute), []byte("minute 1"), time.Hour))
 
+	if _, err := s.PutEventRecord(ctx, ev, []byte("made at run time"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutEventRecord(ctx, ev, []byte("changed at run time"), 1); err != nil {
+		t.Fatal(err)
+	}
 	s = h.Reopen(t, s)
+	if got := recordsOf(t, s, ev)[ev]; got.Revision != 2 || string(got.Body) != "changed at run time" {
+		t.Fatalf("event record after reopen = %+v", got)
+	}
 
 	wantMinutes(t, s, ev, minute, minute.Add(time.Hour), "minute 0", "minute 1")
 

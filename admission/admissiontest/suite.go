@@ -4,7 +4,7 @@
 // passes.go (revocations, bars, invites), accounts.go (accounts' places),
 // control.go (control, controller state, lease), samples.go (the
 // replicas' measurement records), minutes.go (the leader's minute
-// records) and persistence.go.
+// records), records.go (event records) and persistence.go.
 
 package admissiontest
 
@@ -82,6 +82,8 @@ func Run(t *testing.T, h Harness) {
 		{"Minutes", testMinutes},
 		{"MinutesExpire", testMinutesExpire},
 		{"MinutesConcurrent", testMinutesConcurrent},
+		{"EventRecords", testEventRecords},
+		{"EventRecordsConcurrent", testEventRecordsConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -54,6 +54,9 @@ type Store struct {
 	emu    sync.Mutex
 	events map[string]*event
 
+	// records are the event records (see records.go).
+	records records
+
 	// syncers serve the member logs' committers, which come and go with
 	// the load: a kernel AIO context is reused, not made per burst.
 	syncers *fsutil.SyncerPool
@@ -90,6 +93,10 @@ func Open(opts Options) (*Store, error) {
 	s := &Store{opts: opts, unlock: unlock, events: map[string]*event{},
 		syncers: fsutil.NewSyncerPool(maxIdleSyncers), stop: make(chan struct{}), flushed: make(chan struct{})}
 	if err := s.load(root); err != nil {
+		unlock()
+		return nil, err
+	}
+	if err := s.loadRecords(); err != nil {
 		unlock()
 		return nil, err
 	}

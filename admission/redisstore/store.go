@@ -35,6 +35,7 @@ var (
 	scriptGrant       = load("grant")
 	scriptTake        = load("take")
 	scriptMinute      = load("minute")
+	scriptRecord      = load("record")
 )
 
 func load(name string) *redis.Script {
