@@ -47,6 +47,9 @@ type walker struct {
 	// line of its key or list element, for placing problems found after
 	// decoding, which know only the path.
 	keyLines map[string]int
+	// literal takes values as written: no variable is expanded (input
+	// that does not come from the operator's file, see ParseAPIEvent).
+	literal bool
 }
 
 // noteKey records that the key or list element at path is on line; the
@@ -260,7 +263,7 @@ func (w *walker) expand(n *yaml.Node, path string) {
 		return
 	}
 	w.seen[k] = true
-	if !strings.Contains(n.Value, "$") {
+	if w.literal || !strings.Contains(n.Value, "$") {
 		return
 	}
 	v, errs := expandVars(n.Value, w.lookupEnv, secretKeyPath(path))
