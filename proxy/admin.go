@@ -35,6 +35,10 @@ type AdminOptions struct {
 	// or an error when there is nothing to reload (409). nil: no
 	// endpoint.
 	Reload func(ctx context.Context) (report any, problems []string, err error)
+	// Origin tells where an event's configuration comes from, as GET
+	// shows it: "file" (the configuration file) or "api" (a record made
+	// through the operator API); nil: every event is the file's.
+	Origin func(id string) string
 }
 
 // maxAdminBody bounds an operator request's body.
@@ -82,7 +86,10 @@ func (p *Proxy) Admin(opts AdminOptions) (http.Handler, error) {
 	if len(opts.Token) < 16 {
 		return nil, errors.New("proxy: the admin API needs a token of at least 16 characters")
 	}
-	a := &admin{p: p, token: sha256.Sum256([]byte(opts.Token)), ready: opts.Ready}
+	a := &admin{p: p, token: sha256.Sum256([]byte(opts.Token)), ready: opts.Ready, origin: opts.Origin}
+	if a.origin == nil {
+		a.origin = func(string) string { return "file" }
+	}
 	mux := &routeMux{ServeMux: http.NewServeMux()}
 	mux.Handle("GET /admin/v1/openapi.json", a.auth(http.HandlerFunc(serveOpenAPI)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -143,9 +150,10 @@ func (p *Proxy) Admin(opts AdminOptions) (http.Handler, error) {
 }
 
 type admin struct {
-	p     *Proxy
-	token [sha256.Size]byte
-	ready func(ctx context.Context) error
+	p      *Proxy
+	origin func(id string) string
+	token  [sha256.Size]byte
+	ready  func(ctx context.Context) error
 }
 
 func (a *admin) auth(next http.Handler) http.Handler {
@@ -177,8 +185,11 @@ func (a *admin) readyz(w http.ResponseWriter, r *http.Request) {
 
 // eventView is an event as the operator API shows it.
 type eventView struct {
-	ID    string          `json:"id"`
-	State admission.State `json:"state"`
+	ID string `json:"id"`
+	// ConfigOrigin is where the event's configuration comes from: "file"
+	// or "api" ("origin" is the origin server's figures).
+	ConfigOrigin string          `json:"config_origin"`
+	State        admission.State `json:"state"`
 	// Mode is the mode in force, ConfiguredMode the configuration's.
 	Mode           admission.Mode `json:"mode"`
 	ConfiguredMode admission.Mode `json:"configured_mode"`
@@ -282,7 +293,7 @@ func (a *admin) view(id string) (eventView, error) {
 	// State, mode and queueing as they are now (after a change made
 	// here), the rest as of the last tick.
 	e := a.p.engine
-	v := eventView{ID: id, State: e.State(id), Mode: e.Mode(id), ConfiguredMode: cfg.Mode, Queueing: e.Queueing(id),
+	v := eventView{ID: id, ConfigOrigin: a.origin(id), State: e.State(id), Mode: e.Mode(id), ConfiguredMode: cfg.Mode, Queueing: e.Queueing(id),
 		Slots: f.Slots, PassedThrough: f.PassedThrough, Leader: f.Leader, QueueOpensAt: cfg.QueueOpensAt.UTC(),
 		OnSaleAt: cfg.OnSaleAt.UTC(), Control: viewControl(c),
 		Caps: capsView{MaxActive: caps.MaxActive, MaxNewPerMinute: caps.MaxNewPerMinute}, Limit: f.Limit,

@@ -148,3 +148,34 @@ func equalJSON(a, b any) bool {
 		return a == b
 	}
 }
+
+// TestAdminConfigOrigin: GET says where each event's configuration comes
+// from: the file unless AdminOptions.Origin says otherwise.
+func TestAdminConfigOrigin(t *testing.T) {
+	r := newRig(t)
+	base := startAdmin(t, r)
+	if _, ev := adminDo(t, "GET", base+"/admin/v1/events/show", adminToken, ""); ev["config_origin"] != "file" {
+		t.Fatalf("config_origin without an Origin func: %v", ev["config_origin"])
+	}
+	opts := adminOptions(r)
+	opts.Origin = func(id string) string {
+		if id == "other" {
+			return "api"
+		}
+		return "file"
+	}
+	h, err := r.p.Admin(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base = serveAdmin(t, h)
+	_, list := adminDo(t, "GET", base+"/admin/v1/events", adminToken, "")
+	got := map[string]any{}
+	for _, e := range list["events"].([]any) {
+		m := e.(map[string]any)
+		got[m["id"].(string)] = m["config_origin"]
+	}
+	if got["other"] != "api" || got["show"] != "file" {
+		t.Fatalf("config_origin by event: %v", got)
+	}
+}
