@@ -39,6 +39,9 @@ type AdminOptions struct {
 	// shows it: "file" (the configuration file) or "api" (a record made
 	// through the operator API); nil: every event is the file's.
 	Origin func(id string) string
+	// Events makes, changes and removes events (POST /admin/v1/events,
+	// PATCH and DELETE /admin/v1/events/{id}); nil: no such endpoints.
+	Events EventsAdmin
 }
 
 // maxAdminBody bounds an operator request's body.
@@ -49,6 +52,9 @@ const maxAdminBody = 64 << 10
 //	GET    /admin/v1/openapi.json             the OpenAPI 3.1 description of this API
 //	GET    /admin/v1/events                   every event with live figures
 //	GET    /admin/v1/events/{id}              one event
+//	POST   /admin/v1/events                   make an event: {"event":{...},"routes":[...]} (201)
+//	PATCH  /admin/v1/events/{id}              change an event: a JSON merge patch of its record
+//	DELETE /admin/v1/events/{id}              remove an event made through the API
 //	GET    /admin/v1/events/{id}/controller   the controller's recent decisions with their reasons
 //	                                          (?since=RFC 3339&limit=1..600, default 120)
 //	GET    /admin/v1/events/{id}/report       the record after the sale (?format=json|csv|html, default json)
@@ -135,6 +141,9 @@ func (p *Proxy) Admin(opts AdminOptions) (http.Handler, error) {
 	mux.Handle("PUT /admin/v1/events/{id}/mode", a.auth(http.HandlerFunc(a.setMode)))
 	mux.Handle("DELETE /admin/v1/events/{id}/mode", a.auth(a.control("mode-reset",
 		func(c *admission.Control) { c.Mode = "" })))
+	if opts.Events != nil {
+		a.mountEvents(mux, opts.Events) // adminevents.go
+	}
 	if opts.Reload != nil {
 		mux.Handle("POST /admin/v1/reload", a.auth(reloadHandler(opts.Reload, a.p.log)))
 	}

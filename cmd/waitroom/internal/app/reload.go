@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -53,7 +54,8 @@ type ReloadError struct {
 	err      error // the cause when it is not the file's problems
 }
 
-// Unwrap returns the cause (ErrNoConfigFile), if any.
+// Unwrap returns the cause (ErrNoConfigFile, admission.ErrLiveChange),
+// if any.
 func (e *ReloadError) Unwrap() error { return e.err }
 
 func (e *ReloadError) Error() string {
@@ -76,6 +78,16 @@ type reloadState struct {
 	retired []*upstream.Origin
 	// origins are the origins in force, for /readyz.
 	origins []*upstream.Origin
+
+	// file is the configuration file's (or start's) configuration in
+	// force, recs the event records overlaid on it (eventsapi.go), and
+	// origin each event's origin (file or api), read without mu.
+	file   *config.Config
+	recs   []admission.EventRecord
+	origin atomic.Pointer[map[string]string]
+	// refused are records that could not be applied, not tried again
+	// until they change.
+	refused []admission.EventRecord
 
 	total *prometheus.CounterVec
 	last  prometheus.Gauge
@@ -151,7 +163,12 @@ var liveFields = []restartField{
 // reload metrics.
 func (w *Waitroom) initReload(opts proxy.Options, events []admission.EventConfig) {
 	r := &w.reload
-	r.opts, r.events, r.origins = opts, events, w.origins
+	r.opts, r.events, r.origins, r.file = opts, events, w.origins, w.cfg
+	origin := map[string]string{}
+	for _, e := range w.cfg.Events {
+		origin[e.ID] = originFile
+	}
+	r.origin.Store(&origin)
 	r.total = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_config_reloads_total",
 		Help: "Configuration reloads (SIGHUP, POST /admin/v1/reload), by result: applied or refused."}, []string{"result"})
 	r.last = prometheus.NewGauge(prometheus.GaugeOpts{Name: "waitroom_config_last_reload_timestamp_seconds",
@@ -229,13 +246,45 @@ func (w *Waitroom) reloadLocked(ctx context.Context) (ReloadResult, error) {
 		}
 		return ReloadResult{}, &ReloadError{Problems: problems}
 	}
+	recs, err := w.store.EventRecords(ctx)
+	if err != nil {
+		// The store is down: the records as last read stay in force.
+		w.log.Warn("reload: the event records could not be read; those last read stay", "err", err)
+		recs = r.recs
+	}
+	return w.applyLocked(ctx, cfg, recs, "")
+}
+
+// validate overlays recs on file and checks the result; id is the event
+// being made or changed through the API ("" for none), whose problems
+// are named as its request names them.
+func validate(file *config.Config, recs []admission.EventRecord, id string) (*config.Config, map[string]string, error) {
+	eff, origin, err := overlay(file, recs)
+	if err != nil {
+		return nil, nil, &ReloadError{Problems: strings.Split(err.Error(), "\n")}
+	}
+	if ps := checkEffective(eff, id, len(file.Routes)); ps != nil {
+		return nil, nil, &ReloadError{Problems: ps}
+	}
+	return eff, origin, nil
+}
+
+// applyLocked puts file (checked) overlaid with recs in force: the path
+// of every reload, from the file or from the event records. It changes
+// nothing when it returns an error (a *ReloadError).
+func (w *Waitroom) applyLocked(ctx context.Context, file *config.Config, recs []admission.EventRecord, id string) (ReloadResult, error) {
+	r := &w.reload
 	old := w.cfg
 	res := ReloadResult{Result: "applied", Changed: []string{}, NeedsRestart: []string{}}
 	for _, f := range restartOnly {
-		if !f.same(old, cfg) {
+		if !f.same(old, file) {
 			res.NeedsRestart = append(res.NeedsRestart, f.key)
-			f.keep(cfg, old)
+			f.keep(file, old)
 		}
+	}
+	cfg, origin, err := validate(file, recs, id)
+	if err != nil {
+		return ReloadResult{}, err
 	}
 	var problems []string
 	fail := func(key string, err error) {
@@ -290,7 +339,7 @@ func (w *Waitroom) reloadLocked(ctx context.Context) (ReloadResult, error) {
 	applied, err := w.Engine.Apply(events)
 	if err != nil {
 		closeFresh()
-		return ReloadResult{}, &ReloadError{Problems: strings.Split(err.Error(), "\n")}
+		return ReloadResult{}, &ReloadError{Problems: strings.Split(err.Error(), "\n"), err: err}
 	}
 	if err := w.Proxy.Reload(opts); err != nil {
 		// Put the engine's event set back as it was.
@@ -314,6 +363,8 @@ func (w *Waitroom) reloadLocked(ctx context.Context) (ReloadResult, error) {
 		}
 	}
 	w.cfg, w.origins, r.origins, r.opts, r.events = cfg, origins, origins, opts, events
+	r.file, r.recs = file, recs
+	r.origin.Store(&origin)
 	return res, nil
 }
 

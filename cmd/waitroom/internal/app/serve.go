@@ -45,6 +45,7 @@ type Waitroom struct {
 	start time.Time
 
 	Engine  *admission.Engine
+	store   admission.Store
 	Proxy   *proxy.Proxy
 	Meter   *meter.Meter
 	origins []*upstream.Origin
@@ -112,6 +113,7 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 	if err != nil {
 		return nil, err
 	}
+	w.store = store
 	var events []admission.EventConfig
 	var linked []string
 	for i := range cfg.Events {
@@ -196,9 +198,10 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 	}
 	w.closers = append(w.closers, w.Proxy.Close)
 	w.initReload(popts, events)
+	w.syncRecords(ctx) // the events made through the API (eventsapi.go)
 	if w.lns.Admin != nil {
 		w.admin, err = w.Proxy.Admin(proxy.AdminOptions{Token: cfg.Admin.Token, Gatherer: w.reg, Ready: w.ready,
-			Reload: w.adminReload})
+			Reload: w.adminReload, Origin: w.eventOrigin, Events: eventsAPI{w}})
 		if err != nil {
 			return nil, err
 		}
@@ -323,6 +326,7 @@ func (w *Waitroom) Run(ctx context.Context) error {
 	}
 	goRun(func() { w.Engine.Run(runCtx) })
 	goRun(func() { w.runACME(runCtx) })
+	goRun(func() { w.watchRecords(runCtx) })
 	for _, p := range w.probes {
 		goRun(func() { p.run(runCtx) })
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -67,4 +68,33 @@ func FuzzParseAPIEvent(f *testing.F) {
 			}
 		}
 	})
+}
+
+// An event of the file, written as an API record, reads back the same.
+func TestAPIEventJSONRoundTrip(t *testing.T) {
+	cfg, err := Parse([]byte(`
+origins: [{name: site, addresses: ["127.0.0.1:1"]}]
+events:
+  - id: summer
+    name: Summer sale
+    queue_opens_at: "2030-06-01T09:00:00Z"
+    on_sale_at: "2030-06-01T10:00:00Z"
+    caps: {max_active: 300, max_new_per_minute: 50}
+    session_duration: 15m
+routes: [{prefix: /summer/, event: summer}]
+`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := APIEventJSON(cfg.Events[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ParseAPIEvent(b)
+	if err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	if !reflect.DeepEqual(a.Event, cfg.Events[0]) || len(a.Routes) != 0 {
+		t.Fatalf("read back\n%+v\nwant\n%+v", a.Event, cfg.Events[0])
+	}
 }
