@@ -23,7 +23,9 @@ func startAdmin(t *testing.T, r *rig) string {
 }
 
 func adminOptions(r *rig) AdminOptions {
-	return AdminOptions{Token: adminToken, Gatherer: prometheus.Gatherers{r.reg}, Reload: r.reloadSame}
+	ev := &rigEvents{r: r, api: map[string]bool{}}
+	return AdminOptions{Token: adminToken, Gatherer: prometheus.Gatherers{r.reg}, Reload: r.reloadSame,
+		Origin: ev.origin, Events: ev}
 }
 
 // serveAdmin serves h on a loopback port until the test ends.

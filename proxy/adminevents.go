@@ -93,8 +93,9 @@ func (a *admin) mountEvents(mux *routeMux, ev EventsAdmin) {
 	})))
 }
 
-// readEventBody reads a body that must be one JSON object (400
-// otherwise); application/merge-patch+json is taken as JSON.
+// readEventBody reads a body that must be one JSON object of members
+// event and routes (400 otherwise); application/merge-patch+json is
+// taken as JSON.
 func readEventBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/merge-patch+json") {
 		r.Header.Set("Content-Type", "application/json")
@@ -103,9 +104,15 @@ func readEventBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
+	// The record's members are checked here, what is in them by the
+	// EventsAdmin (422 with every problem).
 	var obj map[string]json.RawMessage
-	if json.Unmarshal(body, &obj) != nil || obj == nil {
-		adminError(w, http.StatusBadRequest, "bad_request", "the body must be one JSON object")
+	ok = json.Unmarshal(body, &obj) == nil && obj != nil
+	for k := range obj {
+		ok = ok && (k == "event" || k == "routes")
+	}
+	if !ok {
+		adminError(w, http.StatusBadRequest, "bad_request", "the body must be one JSON object with event and routes")
 		return nil, false
 	}
 	return body, true
