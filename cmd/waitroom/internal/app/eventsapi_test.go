@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/waitroom/waitroom/cmd/waitroom/internal/config"
 	"github.com/waitroom/waitroom/internal/testkit/redistest"
@@ -107,19 +106,6 @@ func (r *eventsReplica) visit(t *testing.T, path string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// eventually waits (at most 20 s: the replicas read the records every
-// second, on a loaded machine) for ok.
-func eventually(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 20 s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 func maxActive(v map[string]any) any {
 	caps, _ := v["caps"].(map[string]any)
 	return caps["max_active"]
@@ -162,7 +148,7 @@ func TestEventsAPIReplicas(t *testing.T) {
 	if code, body := a.visit(t, "/encore/"); body == "origin:/encore/" {
 		t.Fatalf("/encore/ at a after POST: %d %q: not gated", code, body)
 	}
-	eventually(t, "the event at b", func() bool {
+	waitFor(t, "the event at b", func() bool {
 		code, body := b.visit(t, "/encore/")
 		return code != 200 || body != "origin:/encore/"
 	})
@@ -192,7 +178,7 @@ func TestEventsAPIReplicas(t *testing.T) {
 	if code, v := b.do(t, "PATCH", "/admin/v1/events/encore", `{"event":{"caps":{"max_active":77}}}`); code != 200 || maxActive(v) != 77.0 {
 		t.Fatalf("PATCH at b: %d %v", code, v)
 	}
-	eventually(t, "the caps at a", func() bool {
+	waitFor(t, "the caps at a", func() bool {
 		_, v := a.do(t, "GET", "/admin/v1/events/encore", "")
 		return maxActive(v) == 77.0
 	})
@@ -202,7 +188,7 @@ func TestEventsAPIReplicas(t *testing.T) {
 		maxActive(v) != 12.0 || v["config_origin"] != "api" {
 		t.Fatalf("PATCH show: %d %v", code, v)
 	}
-	eventually(t, "show's override at b", func() bool {
+	waitFor(t, "show's override at b", func() bool {
 		_, v := b.do(t, "GET", "/admin/v1/events/show", "")
 		return maxActive(v) == 12.0 && v["config_origin"] == "api"
 	})
@@ -240,7 +226,7 @@ func TestEventsAPIReplicas(t *testing.T) {
 	if code, _ := a.visit(t, statusPath); code != 404 {
 		t.Fatalf("status at a after DELETE: %d", code)
 	}
-	eventually(t, "the deletion at b", func() bool {
+	waitFor(t, "the deletion at b", func() bool {
 		code, _ := b.visit(t, statusPath)
 		return code == 404
 	})
