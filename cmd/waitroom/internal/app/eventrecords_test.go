@@ -1,6 +1,8 @@
 package app
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -112,4 +114,28 @@ func TestMergePatch(t *testing.T) {
 			t.Errorf("patch %s accepted", bad)
 		}
 	}
+}
+
+// FuzzMergePatch: a merge patch (from the operator API's body) never
+// panics, yields one JSON object, and applying it again changes nothing
+// (RFC 7396 patches are idempotent).
+func FuzzMergePatch(f *testing.F) {
+	for _, c := range [][2]string{{`{"event":{"id":"x","caps":{"max_active":3}}}`, `{"event":{"caps":{"max_active":null}}}`},
+		{`{"a":[1,2]}`, `{"a":{"b":1}}`}, {`{}`, `{"a":null}`}, {`{"a":1}`, `[1]`}, {`{"a":1}`, `{"a":`}} {
+		f.Add([]byte(c[0]), []byte(c[1]))
+	}
+	f.Fuzz(func(t *testing.T, doc, patch []byte) {
+		once, err := mergePatch(doc, patch)
+		if err != nil {
+			return
+		}
+		var obj map[string]any
+		if json.Unmarshal(once, &obj) != nil || obj == nil {
+			t.Fatalf("%s + %s = %s: not an object", doc, patch, once)
+		}
+		twice, err := mergePatch(once, patch)
+		if err != nil || !bytes.Equal(once, twice) {
+			t.Fatalf("%s + %s = %s, again %s (%v)", doc, patch, once, twice, err)
+		}
+	})
 }

@@ -173,14 +173,16 @@ func (w *Waitroom) rollback(id string, undo func(context.Context) error) {
 // syncRecords reads the event records and, when they differ from those
 // in force, applies them over the file's configuration.
 func (w *Waitroom) syncRecords(ctx context.Context) {
+	r := &w.reload
+	// Read under mu: records read before a change made here and applied
+	// after it would undo it until the next read.
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	recs, err := w.store.EventRecords(ctx)
 	if err != nil {
 		w.log.Warn("app: reading the event records failed; will retry", "err", err)
 		return
 	}
-	r := &w.reload
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if sameRecords(recs, r.recs) || r.refused != nil && sameRecords(recs, r.refused) {
 		return
 	}
