@@ -285,12 +285,28 @@ var attacks = []attack{
 		raw: "POST /_wr/nojs/join HTTP/1.1\r\nHost: {{HOST}}\r\nOrigin: http://{{HOST}}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 36\r\n\r\nevent=show&return=%2Fevents%2Fsecret"},
 	{name: "no-JS status returning to another host", raw: get("/_wr/nojs/status?event=show&return=//evil.example/events/secret"), want: []int{401}},
 
+	// Credentials in headers, for native apps: only a valid pass of the
+	// path's event, once, in Authorization: Bearer or X-Waitroom-Pass;
+	// and the auth endpoint's Envoy form never leaves the prefix.
+	{name: "a bearer token that is no pass", want: []int{200},
+		raw: "GET /events/secret HTTP/1.1\r\nHost: {{HOST}}\r\nAuthorization: Bearer forged\r\nUser-Agent: {{UA}}\r\n\r\n"},
+	{name: "the pass in Authorization twice", want: []int{200},
+		raw: "GET /events/secret HTTP/1.1\r\nHost: {{HOST}}\r\nAuthorization: Bearer {{PASS}}\r\nAuthorization: Bearer {{PASS}}\r\nUser-Agent: {{UA}}\r\n\r\n"},
+	{name: "the pass under another scheme", want: []int{200},
+		raw: "GET /events/secret HTTP/1.1\r\nHost: {{HOST}}\r\nAuthorization: Basic {{PASS}}\r\nUser-Agent: {{UA}}\r\n\r\n"},
+	{name: "a forged X-Waitroom-Pass", want: []int{200},
+		raw: "GET /events/secret HTTP/1.1\r\nHost: {{HOST}}\r\nX-Waitroom-Pass: forged\r\nUser-Agent: {{UA}}\r\n\r\n"},
+	{name: "the auth endpoint's Envoy form, out of the prefix", raw: get("/_wr/auth/../../events/secret"), want: []int{200}},
+	{name: "the auth endpoint's Envoy form, encoded dot-dot", raw: get("/_wr/auth/%2e%2e/%2e%2e/events/secret"), want: []int{200}},
+
 	// The control: with a pass the harness sees the origin serve the
 	// gated path, as that visitor, without a forged header.
 	{name: "control: a valid pass", pass: true, want: []int{200},
 		raw: "GET /events/secret HTTP/1.1\r\nHost: {{HOST}}\r\nCookie: wr_pass_show={{PASS}}\r\nUser-Agent: {{UA}}\r\n\r\n"},
 	{name: "control: a valid pass and forged routing headers", pass: true, want: []int{200},
 		raw: "GET /EVENTS/secret HTTP/1.1\r\nHost: {{HOST}}\r\nCookie: wr_pass_show={{PASS}}\r\nUser-Agent: {{UA}}\r\n" + forgedRouting + "\r\n"},
+	{name: "control: a valid pass as a bearer token", pass: true, want: []int{200},
+		raw: "GET /events/secret HTTP/1.1\r\nHost: {{HOST}}\r\nAuthorization: Bearer {{PASS}}\r\nUser-Agent: {{UA}}\r\n\r\n"},
 	{name: "control: a valid pass and a forged X-Original-URI", pass: true, want: []int{200},
 		raw: "GET /events/secret HTTP/1.1\r\nHost: {{HOST}}\r\nCookie: wr_pass_show={{PASS}}\r\nUser-Agent: {{UA}}\r\n" + forgedHeaders + "\r\n"},
 }
