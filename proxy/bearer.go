@@ -17,11 +17,14 @@ import (
 )
 
 var (
-	headerPass       = []byte("X-Waitroom-Pass")
-	headerTokens     = []byte("X-Waitroom-Tokens")
-	headerAuthz      = []byte(fasthttp.HeaderAuthorization)
-	bearerScheme     = "bearer "
-	tokensInBodyWord = []byte("body")
+	headerPass   = []byte("X-Waitroom-Pass")
+	headerTokens = []byte("X-Waitroom-Tokens")
+	headerAuthz  = []byte(fasthttp.HeaderAuthorization)
+)
+
+const (
+	bearerScheme = "bearer "
+	tokensInBody = "body" // X-Waitroom-Tokens' one value
 )
 
 // bearerToken returns the token of the request's one Authorization
@@ -70,7 +73,7 @@ func ticketToken(h *fasthttp.RequestHeader, name []byte) (tok []byte, bearer boo
 // asksForTokens reports whether the client asked for its tokens in the
 // JSON answers (X-Waitroom-Tokens: body).
 func asksForTokens(h *fasthttp.RequestHeader) bool {
-	return ascii.EqualFold(ascii.TrimOWS(h.PeekBytes(headerTokens)), string(tokensInBodyWord))
+	return ascii.EqualFold(ascii.TrimOWS(h.PeekBytes(headerTokens)), tokensInBody)
 }
 
 // tokensIntoBody adds to a 200 JSON answer the tokens set in its cookies
