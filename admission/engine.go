@@ -20,7 +20,10 @@ import (
 type Engine struct {
 	opts  Options
 	clock func() time.Time
-	log   *slog.Logger
+	// realClock is true when clock is time.Now: a reading the caller took
+	// already (StatusAt) is as good as the engine's own.
+	realClock bool
+	log       *slog.Logger
 	// events is the event set, replaced whole by Apply (copy on write):
 	// statuses and the gate read it without a lock. applyMu serialises
 	// Apply; wake tells Run that the tick interval may have changed.
@@ -117,7 +120,8 @@ func New(opts Options, events ...EventConfig) (*Engine, error) {
 	if opts.Store == nil {
 		return nil, errors.New("admission: a store is required")
 	}
-	if opts.Clock == nil {
+	realClock := opts.Clock == nil
+	if realClock {
 		opts.Clock = time.Now
 	}
 	if opts.Rand == nil {
@@ -144,7 +148,7 @@ func New(opts Options, events ...EventConfig) (*Engine, error) {
 		io.ReadFull(rand.Reader, b[:])
 		opts.Replica = fmt.Sprintf("replica-%x", b)
 	}
-	e := &Engine{opts: opts, clock: opts.Clock, log: opts.Logger, wake: make(chan struct{}, 1)}
+	e := &Engine{opts: opts, clock: opts.Clock, realClock: realClock, log: opts.Logger, wake: make(chan struct{}, 1)}
 	set := map[string]*event{}
 	for _, cfg := range events {
 		cfg, err := normalize(cfg)

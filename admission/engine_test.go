@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -227,6 +228,25 @@ func TestStatusAllocatesNothing(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("Status of a drawn ticket allocates %.1f times", allocs)
+	}
+}
+
+// TestStatusAtKeepsAnInjectedClock: a reading the caller passes is used
+// only with the real clock; an engine on an injected clock (the
+// simulator's, a test's) keeps to its own.
+func TestStatusAtKeepsAnInjectedClock(t *testing.T) {
+	r := newRig(t, event("show"))
+	r.at(t, time.Second)
+	tk := r.join(t, "show", admission.JoinRequest{})
+	want, err := r.e.Status(ctx, "show", tk)
+	if err != nil || want.Status.Kind != admission.StatusPrequeue {
+		t.Fatalf("Status = %+v, %v; want prequeue", want.Status, err)
+	}
+	for _, now := range []time.Time{{}, t0.Add(2 * time.Hour), t0.Add(-time.Hour)} {
+		got, err := r.e.StatusAt(ctx, "show", tk, now)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("StatusAt(%v) = %+v, %v; want %+v", now, got, err, want)
+		}
 	}
 }
 

@@ -50,7 +50,7 @@ func (p *Proxy) serveOwn(ctx *fasthttp.RequestCtx, rest []byte, rq *request) {
 		}
 		return
 	}
-	ip, now := p.trusted.ClientIP(ctx), p.clock()
+	ip, now := p.trusted.ClientIP(ctx), p.requestTime(ctx)
 	if !p.allowAPI(ctx, ip, now) {
 		return
 	}
@@ -186,7 +186,7 @@ func (p *Proxy) status(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, ret [
 		writeError(ctx, fasthttp.StatusUnauthorized, errNoTicket)
 		return
 	}
-	res, err := p.engine.Status(p.base, ev.ID, t.Ticket)
+	res, err := p.engine.StatusAt(p.base, ev.ID, t.Ticket, p.engineTime(now))
 	if err != nil {
 		p.engineFailed(ctx, ev, err)
 		return

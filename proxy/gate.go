@@ -158,6 +158,16 @@ func (p *Proxy) requestTime(ctx *fasthttp.RequestCtx) time.Time {
 	return p.clock()
 }
 
+// engineTime is now as the engine may take it in place of its own clock
+// read (admission.Engine.StatusAt): now itself with the real clock, and
+// with an injected one zero, so that the engine reads its own.
+func (p *Proxy) engineTime(now time.Time) time.Time {
+	if p.realClock {
+		return now
+	}
+	return time.Time{}
+}
+
 // enter takes a slot of the in-flight budget for class c, or answers 503
 // (busy) and reports false.
 func (p *Proxy) enter(ctx *fasthttp.RequestCtx, c netlimit.Class) bool {

@@ -126,7 +126,7 @@ func (p *Proxy) noJSJoin(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, fasthttp.StatusNotFound, errUnknownEvent)
 		return
 	}
-	ip, now := p.trusted.ClientIP(ctx), p.clock()
+	ip, now := p.trusted.ClientIP(ctx), p.requestTime(ctx)
 	if !p.noJSAllowed(ctx, rq, ev, ip, now) {
 		count(ev.ID, "rate_limited")
 		return
@@ -191,7 +191,7 @@ func (p *Proxy) noJSStatus(ctx *fasthttp.RequestCtx, rq *request) {
 		writeError(ctx, fasthttp.StatusNotFound, errUnknownEvent)
 		return
 	}
-	ip, now := p.trusted.ClientIP(ctx), p.clock()
+	ip, now := p.trusted.ClientIP(ctx), p.requestTime(ctx)
 	if !p.noJSAllowed(ctx, rq, ev, ip, now) {
 		return
 	}
@@ -203,7 +203,7 @@ func (p *Proxy) noJSStatus(ctx *fasthttp.RequestCtx, rq *request) {
 		p.noJSNoTicket(ctx, rq, ev, string(args.Peek("outcome")), ret)
 		return
 	}
-	res, err := p.engine.Status(p.base, ev.ID, t.Ticket)
+	res, err := p.engine.StatusAt(p.base, ev.ID, t.Ticket, p.engineTime(now))
 	if err != nil {
 		p.noJSEngineFailed(ctx, rq, ev, err)
 		return

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -202,23 +201,19 @@ func (p *Proxy) setCookie(ctx *fasthttp.RequestCtx, name []byte, value string, e
 	ctx.Response.Header.SetCookie(c)
 }
 
-// bufPool holds the buffers status JSON is built in.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
 // writeStatus writes the status JSON. t is the visitor's ticket (nil when
 // they have none); ret is where they asked to go once admitted. The
 // caller has set the security headers (serveOwn does for every endpoint
 // under the prefix): setting them twice costs a status poll two header
-// scans.
+// scans. The JSON is built straight in the response's own body buffer
+// (SwapBody hands it over and takes it back), so it is not copied once
+// more on its way out.
 func (p *Proxy) writeStatus(ctx *fasthttp.RequestCtx, ev *event, st *admission.Status, t *admission.Ticket, ret []byte) {
-	bp := bufPool.Get().(*[]byte)
-	b := p.appendStatus((*bp)[:0], ev, st, t, ret)
 	ctx.Response.Header.SetContentTypeBytes(contentJSON)
 	setNoStore(&ctx.Response.Header)
 	ctx.SetStatusCode(fasthttp.StatusOK)
-	ctx.Response.SetBody(b)
-	*bp = b
-	bufPool.Put(bp)
+	b := ctx.Response.SwapBody(nil)
+	ctx.Response.SwapBody(p.appendStatus(b[:0], ev, st, t, ret))
 }
 
 // appendStatus appends the status JSON: the contract of

@@ -508,3 +508,14 @@ func TestWaitAt(t *testing.T) {
 		t.Fatalf("rate %v", r)
 	}
 }
+
+// TestDecay checks the series decay uses for small x against math.Exp,
+// on both sides of the switch.
+func TestDecay(t *testing.T) {
+	for _, x := range []float64{1e-12, 1e-9, 1e-6, 1e-4, 1.0/1024 - 1e-9, 1.0 / 1024, 0.01, 0.5, 3, 40} {
+		got, want := decay(x), math.Exp(-x)
+		if d := math.Abs(got-want) / want; d > 1e-9 {
+			t.Errorf("decay(%g) = %.17g, want %.17g (relative error %g)", x, got, want, d)
+		}
+	}
+}
