@@ -34,6 +34,26 @@ type JoinRequest struct {
 	// any device and on any replica, gets that place back
 	// (OutcomeDeduplicated), whatever else the join asks for.
 	Account string
+	// Once, when set, is a one-time value the join spends (a proof of
+	// work's challenge id), so that one solution buys one place: a join
+	// whose value was spent before is refused with ErrOnceUsed, or with
+	// the error of Once.Spend.
+	Once *Once
+}
+
+// Once is a one-time value a join spends. On a store that spends values
+// itself (OnceStore) the engine spends it there: for a new place in the
+// public queue, in the same write as the place (one round trip); for any
+// other join, before the join does anything else. On other stores, and
+// where the store cannot, Spend does it, before anything else.
+type Once struct {
+	// ID is the value; Until is when it may be forgotten (the
+	// challenge's expiry).
+	ID    []byte
+	Until time.Time
+	// Spend spends the value elsewhere (the challenge's replay guard);
+	// its error is the join's.
+	Spend func(ctx context.Context) error
 }
 
 // Credential proves membership of a presale lane: an invite code, or an
@@ -110,6 +130,15 @@ func (e *Engine) Arrive(ctx context.Context, id string, req JoinRequest) (Arriva
 		return Arrival{}, err
 	}
 	now := e.clock()
+	// A new place in the public queue spends its one-time value in the
+	// append; any other join spends it first, before it changes a thing.
+	fused := req.Once != nil && e.onceStore != nil && req.Account == "" && req.Existing == nil &&
+		req.Credential == (Credential{}) && (req.Lane == "" || req.Lane == PublicLane) && !ev.gate.MayPass()
+	if req.Once != nil && !fused {
+		if err := e.spendOnce(ctx, id, req.Once); err != nil {
+			return Arrival{}, err
+		}
+	}
 	var account string
 	if req.Account != "" {
 		account = AccountKey(req.Account)
@@ -154,6 +183,11 @@ func (e *Engine) Arrive(ctx context.Context, id string, req JoinRequest) (Arriva
 			Issue: res.Ticket != *old, Pass: res.Pass}
 		return a, err
 	}
+	if st := ev.state(now); fused && (st == StateScheduled || st == StateClosed || st == StateSoldOut) {
+		if err := e.spendOnce(ctx, id, req.Once); err != nil { // no place to spend it with
+			return Arrival{}, err
+		}
+	}
 	switch ev.state(now) {
 	case StateScheduled:
 		return Arrival{Outcome: OutcomeScheduled, Status: ev.noPlace(StatusScheduled, "",
@@ -179,10 +213,12 @@ func (e *Engine) Arrive(ctx context.Context, id string, req JoinRequest) (Arriva
 	if req.Shadow && !e.CanShadow() {
 		return Arrival{}, errors.New("admission: a shadow join needs a shadow key")
 	}
-	if name == PublicLane && !req.Shadow {
+	if name == PublicLane && !req.Shadow && !fused {
 		// Threshold mode with room and nobody queued, or passthrough:
 		// in at once, as at the gate (a visitor who saw the page while
-		// the room had no slot gets in on joining once it has).
+		// the room had no slot gets in on joining once it has). A
+		// fused join found the gate shut; should it open meanwhile,
+		// the visitor is queued rather than let in unspent.
 		ok, err := ev.mayEnter(ctx, now)
 		if err != nil {
 			return Arrival{}, err
@@ -217,7 +253,11 @@ func (e *Engine) Arrive(ctx context.Context, id string, req JoinRequest) (Arriva
 			return e.accountArrival(ctx, ev, p, &req, now)
 		}
 	}
-	if err := ev.join(ctx, l, t); err != nil {
+	var once *Once
+	if fused {
+		once = req.Once
+	}
+	if err := ev.join(ctx, l, t, once); err != nil {
 		return Arrival{}, err
 	}
 	ev.joined.Add(1)
@@ -291,11 +331,13 @@ func (e *Engine) Join(ctx context.Context, id string, req JoinRequest) (Ticket, 
 // place appends v to the lane's current tranche and returns its ticket.
 func (ev *event) place(ctx context.Context, l *lane, v VisitorID, binding string, now time.Time) (Ticket, error) {
 	t := NewTicket(ev.conf(), l.cfg.Name, v, binding, now)
-	return t, ev.join(ctx, l, t)
+	return t, ev.join(ctx, l, t, nil)
 }
 
-// join appends the visitor of ticket t, of lane l, to its tranche.
-func (ev *event) join(ctx context.Context, l *lane, t Ticket) error {
+// join appends the visitor of ticket t, of lane l, to its tranche, and
+// with once (not nil only on a OnceStore) spends that value in the same
+// write.
+func (ev *event) join(ctx context.Context, l *lane, t Ticket, once *Once) error {
 	if ev.conf().openFromStart && int64(t.Tranche) > l.seeded.Load() {
 		// The first join of a tranche of an event open from the start
 		// seeds it (see seedAndDraw), before the member is in it.
@@ -304,8 +346,37 @@ func (ev *event) join(ctx context.Context, l *lane, t Ticket) error {
 		}
 		l.seeded.Store(int64(t.Tranche))
 	}
+	if once != nil {
+		ok, err := ev.e.onceStore.AppendMemberOnce(ctx, ev.conf().ID, l.cfg.Name, t.Tranche, t.Visitor, once.ID, once.Until)
+		switch {
+		case err != nil:
+			return fmt.Errorf("%w: %v", ErrStoreDown, err)
+		case !ok:
+			return ErrOnceUsed
+		}
+		return nil
+	}
 	if err := ev.e.opts.Store.AppendMember(ctx, ev.conf().ID, l.cfg.Name, t.Tranche, t.Visitor); err != nil {
 		return fmt.Errorf("%w: %v", ErrStoreDown, err)
+	}
+	return nil
+}
+
+// spendOnce spends a join's one-time value on its own: in the store when
+// it spends values itself, else by o.Spend.
+func (e *Engine) spendOnce(ctx context.Context, event string, o *Once) error {
+	if e.onceStore == nil {
+		if o.Spend == nil {
+			return errors.New("admission: a one-time value without a way to spend it")
+		}
+		return o.Spend(ctx)
+	}
+	ok, err := e.onceStore.SpendOnce(ctx, event, o.ID, o.Until)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: %v", ErrStoreDown, err)
+	case !ok:
+		return ErrOnceUsed
 	}
 	return nil
 }

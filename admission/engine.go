@@ -23,6 +23,8 @@ type Engine struct {
 	// realClock is true when clock is time.Now: a reading the caller took
 	// already (StatusAt) is as good as the engine's own.
 	realClock bool
+	// onceStore is the store when it spends one-time values itself.
+	onceStore OnceStore
 	log       *slog.Logger
 	// events is the event set, replaced whole by Apply (copy on write):
 	// statuses and the gate read it without a lock. applyMu serialises
@@ -149,6 +151,9 @@ func New(opts Options, events ...EventConfig) (*Engine, error) {
 		opts.Replica = fmt.Sprintf("replica-%x", b)
 	}
 	e := &Engine{opts: opts, clock: opts.Clock, realClock: realClock, log: opts.Logger, wake: make(chan struct{}, 1)}
+	if o, ok := opts.Store.(OnceStore); ok && o.SpendsOnce() {
+		e.onceStore = o
+	}
 	set := map[string]*event{}
 	for _, cfg := range events {
 		cfg, err := normalize(cfg)

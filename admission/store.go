@@ -229,6 +229,28 @@ type Store interface {
 	Close() error
 }
 
+// OnceStore is a Store that spends one-time values itself (see
+// JoinRequest.Once): a new place and the value it spends go in as one
+// atomic, durable write, one round trip where a separate replay guard
+// would take two. A value is an event's: the same id spent for two
+// events is two values. Spending is atomic across every replica sharing
+// the store: of any number of concurrent calls spending one value, one
+// reports true.
+type OnceStore interface {
+	// SpendsOnce reports whether the store spends values itself. A
+	// sharded store declines: an event's shard bounds the event's joins,
+	// and a separate replay guard spreads the values over every shard.
+	SpendsOnce() bool
+	// AppendMemberOnce is AppendMember that first spends once, kept
+	// spent until until: when once was spent before it appends nothing
+	// and reports false. A call repeated after a lost reply (the same
+	// visitor) reports true again.
+	AppendMemberOnce(ctx context.Context, event, lane string, tranche int, v VisitorID, once []byte, until time.Time) (bool, error)
+	// SpendOnce spends once alone (a join that places nobody new),
+	// reporting false when it was spent before.
+	SpendOnce(ctx context.Context, event string, once []byte, until time.Time) (bool, error)
+}
+
 // EventRecord is an event's configuration made or changed at run time
 // (through the operator API), kept in the store so that every replica
 // and a restart see it. The store does not read Body.

@@ -297,6 +297,9 @@ var (
 	ErrSoldOut      = errors.New("admission: sold out")
 	ErrNotAllowed   = errors.New("admission: credential does not admit to this lane")
 	ErrInviteUsed   = errors.New("admission: invite code already used")
+	// ErrOnceUsed: a join's one-time value (JoinRequest.Once) was spent
+	// before.
+	ErrOnceUsed     = errors.New("admission: one-time value already spent")
 	ErrBadToken     = errors.New("admission: invalid token")
 	ErrExpiredToken = errors.New("admission: expired token")
 	ErrWrongEvent   = errors.New("admission: token is for another event")

@@ -4,7 +4,8 @@
 // passes.go (revocations, bars, invites), accounts.go (accounts' places),
 // control.go (control, controller state, lease), samples.go (the
 // replicas' measurement records), minutes.go (the leader's minute
-// records), records.go (event records) and persistence.go.
+// records), records.go (event records), once.go (one-time values, for
+// the stores that spend them) and persistence.go.
 
 package admissiontest
 
@@ -84,6 +85,9 @@ func Run(t *testing.T, h Harness) {
 		{"MinutesConcurrent", testMinutesConcurrent},
 		{"EventRecords", testEventRecords},
 		{"EventRecordsConcurrent", testEventRecordsConcurrent},
+		{"Once", testOnce},
+		{"OnceExpire", testOnceExpire},
+		{"OnceConcurrent", testOnceConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

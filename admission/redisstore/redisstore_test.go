@@ -51,6 +51,20 @@ func TestConformanceCluster(t *testing.T) {
 		New:         func(t *testing.T) admission.Store { return newStore(t, c) },
 		SharedLease: true,
 	})
+	// A Cluster keeps the challenges' values off the event's shard (the
+	// replay guard spreads them); the suite's Once cases still hold.
+	if newStore(t, c).SpendsOnce() {
+		t.Error("a Cluster store spends one-time values on the event's shard")
+	}
+}
+
+// TestSpendsOnce: one Redis spends a join's one-time value in the join's
+// own script.
+func TestSpendsOnce(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	if !newStore(t, srv.Client()).SpendsOnce() {
+		t.Error("a standalone store declines to spend one-time values")
+	}
 }
 
 // TestPersistenceWarning: New warns, loudly, about a Redis without an

@@ -36,6 +36,7 @@ var (
 	scriptTake        = load("take")
 	scriptMinute      = load("minute")
 	scriptRecord      = load("record")
+	scriptOnce        = load("once")
 )
 
 func load(name string) *redis.Script {
@@ -225,4 +226,7 @@ func asCmd(ctx context.Context, cmd redis.Cmder, err error) *redis.Cmd {
 	return c
 }
 
-var _ admission.Store = (*Store)(nil)
+var (
+	_ admission.Store     = (*Store)(nil)
+	_ admission.OnceStore = (*Store)(nil)
+)
