@@ -293,18 +293,21 @@ func (p *Proxy) join(ctx *fasthttp.RequestCtx, ip netip.Addr) {
 		defer p.tokensIntoBody(ctx, ev)
 	}
 	if jr.Existing == nil && ev.Challenge != nil {
-		shadow, ok := p.admitJoin(ctx, ev, ip, &req, now)
+		shadow, once, ok := p.admitJoin(ctx, ev, ip, &req, now)
 		if !ok {
 			ev.counts.joins("refused").Inc()
 			return
 		}
 		// A shadowed visitor joins like anyone, into a place the engine
 		// never admits; nothing in the answer tells them.
-		jr.Shadow = shadow
+		jr.Shadow, jr.Once = shadow, once
 	}
 	res, err := p.engine.Arrive(p.base, ev.ID, jr)
 	if err != nil {
 		ev.counts.joins("refused").Inc()
+		if jr.Once != nil && p.replayRefused(ctx, ev, err) {
+			return
+		}
 		if jr.Credential.Invite == "" || !p.inviteRefused(ctx, ev, ip, now, err) {
 			p.engineFailed(ctx, ev, err)
 		}

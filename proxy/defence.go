@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
+	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/internal/jsonenc"
 	"github.com/waitroom/waitroom/internal/jsonstrict"
@@ -414,12 +415,16 @@ func (s *powSolution) field(d *jsonstrict.Reader, name []byte) (err error) {
 // work the join's score asks; short of it, the client is told to fetch a
 // new challenge (challenge_invalid), which asks the work its score calls
 // for, without saying why.
-func (p *Proxy) admitJoin(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, req *joinRequest, now time.Time) (shadow, ok bool) {
+func (p *Proxy) admitJoin(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, req *joinRequest, now time.Time) (shadow bool, once *admission.Once, ok bool) {
 	ch := ev.Challenge
-	refuse := func(status int, reason string, e *apiError) (bool, bool) {
+	deny := func(status int, reason string, e *apiError) (bool, bool) {
 		p.dm.refusals.WithLabelValues(ev.ID, reason).Inc()
 		writeError(ctx, status, e)
 		return false, false
+	}
+	refuse := func(status int, reason string, e *apiError) (bool, *admission.Once, bool) {
+		deny(status, reason, e)
+		return false, nil, false
 	}
 	r := p.riskRequest(ctx, ev, ip, now)
 	r.Join, r.Client = true, req.Client
@@ -443,23 +448,15 @@ func (p *Proxy) admitJoin(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, re
 		case challenge.ActionBlock:
 			return refuse(fasthttp.StatusForbidden, "blocked", errBlocked)
 		case challenge.ActionCaptcha:
-			if ch.Captcha != nil && !p.captchaPassed(ctx, ev, ip, req.Captcha, refuse) {
-				return false, false
+			if ch.Captcha != nil && !p.captchaPassed(ctx, ev, ip, req.Captcha, deny) {
+				return false, nil, false
 			}
 		}
 		if !ch.work(dec.Apply).coveredBy(c) {
 			return refuse(fasthttp.StatusForbidden, "short", errChallengeInvalid)
 		}
-		if err := p.opts.Defence.PoW.Redeem(p.base, c); err != nil {
-			if errors.Is(err, challenge.ErrReplayed) {
-				return refuse(fasthttp.StatusConflict, "replayed", errChallengeUsed)
-			}
-			p.log.Warn("proxy: the replay guard failed", "event", ev.ID, "err", err)
-			ctx.Response.Header.Set("Retry-After", "5")
-			writeError(ctx, fasthttp.StatusServiceUnavailable, errUnavailable)
-			return false, false
-		}
-		return dec.Apply == challenge.ActionShadow, true
+		// The solution is spent by the join itself (see powOnce).
+		return dec.Apply == challenge.ActionShadow, p.powOnce(c), true
 	case req.Captcha != "" && ch.Captcha != nil:
 		// The CAPTCHA-only path: the captcha band, or (when configured)
 		// visitors without JavaScript. The score is taken now.
@@ -470,12 +467,36 @@ func (p *Proxy) admitJoin(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, re
 		case dec.Apply != challenge.ActionCaptcha && dec.Apply != challenge.ActionShadow && !ch.NoJSCaptcha:
 			return refuse(fasthttp.StatusForbidden, "no_challenge", errChallengeNeeded)
 		}
-		if !p.captchaPassed(ctx, ev, ip, req.Captcha, refuse) {
-			return false, false
+		if !p.captchaPassed(ctx, ev, ip, req.Captcha, deny) {
+			return false, nil, false
 		}
-		return dec.Apply == challenge.ActionShadow, true
+		return dec.Apply == challenge.ActionShadow, nil, true
 	}
 	return refuse(fasthttp.StatusForbidden, "no_challenge", errChallengeNeeded)
+}
+
+// powOnce is the one-time value a join with the solution of c spends:
+// the challenge's id. The engine spends it as part of the join, in the
+// same write as the new place on a store that can (one round trip, where
+// the replay guard first and the place second took two), else through
+// the replay guard before the join does anything. Either way one
+// solution buys one place, across every replica.
+func (p *Proxy) powOnce(c challenge.Challenge) *admission.Once {
+	pow := p.opts.Defence.PoW
+	return &admission.Once{ID: c.ID[:], Until: c.ExpiresAt,
+		Spend: func(ctx context.Context) error { return pow.Redeem(ctx, c) }}
+}
+
+// replayRefused answers a join the engine refused because its proof of
+// work was spent before (409 challenge_used), and reports whether err
+// was that.
+func (p *Proxy) replayRefused(ctx *fasthttp.RequestCtx, ev *event, err error) bool {
+	if !errors.Is(err, admission.ErrOnceUsed) && !errors.Is(err, challenge.ErrReplayed) {
+		return false
+	}
+	p.dm.refusals.WithLabelValues(ev.ID, "replayed").Inc()
+	writeError(ctx, fasthttp.StatusConflict, errChallengeUsed)
+	return true
 }
 
 // captchaPassed verifies a CAPTCHA token, writing the refusal when it
