@@ -45,6 +45,11 @@ type StoreConfig struct {
 	Redis *redisconn.Conn
 	// RedisPrefix starts every key a Redis backend writes.
 	RedisPrefix string
+	// ReplayPrefix starts the keys of the challenge replay guard that
+	// shares the Redis: a store that spends one-time values
+	// (OnceStore) spends the guard's own key, so that the guard and the
+	// store spend one value.
+	ReplayPrefix string
 	// Logger gets the store's warnings (never nil when the wiring builds
 	// a store).
 	Logger *slog.Logger

@@ -232,14 +232,16 @@ type Store interface {
 // OnceStore is a Store that spends one-time values itself (see
 // JoinRequest.Once): a new place and the value it spends go in as one
 // atomic, durable write, one round trip where a separate replay guard
-// would take two. A value is an event's: the same id spent for two
-// events is two values. Spending is atomic across every replica sharing
-// the store: of any number of concurrent calls spending one value, one
-// reports true.
+// would take two. A value is spent for every event at once, and under
+// the replay guard's own key where the guard shares the store's backend,
+// so that spending through either spends it for both. Spending is atomic
+// across every replica sharing the store: of any number of concurrent
+// calls spending one value, one reports true.
 type OnceStore interface {
-	// SpendsOnce reports whether the store spends values itself. A
-	// sharded store declines: an event's shard bounds the event's joins,
-	// and a separate replay guard spreads the values over every shard.
+	// SpendsOnce reports whether the store spends values itself; when
+	// it does not, the other methods may fail. A sharded store declines:
+	// an event's shard bounds the event's joins, and a separate replay
+	// guard spreads the values over every shard.
 	SpendsOnce() bool
 	// AppendMemberOnce is AppendMember that first spends once, kept
 	// spent until until: when once was spent before it appends nothing

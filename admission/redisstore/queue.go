@@ -37,23 +37,29 @@ func (s *Store) AppendMember(ctx context.Context, event, lane string, tranche in
 // SpendsOnce implements admission.OnceStore: on one Redis (standalone,
 // or Sentinel's master) the join's script spends its value, one round
 // trip instead of the replay guard's and the join's. On a Cluster it
-// declines: the value's key would sit on the event's shard, whose one
-// thread bounds the event's joins (docs/capacity.md), where the replay
-// guard's keys spread over every shard.
-func (s *Store) SpendsOnce() bool {
-	_, cluster := s.c.(*redis.ClusterClient)
-	return !cluster
+// declines: the value's key would have to sit on the event's shard, whose
+// one thread bounds the event's joins (docs/capacity.md), where the
+// replay guard's keys spread over every shard.
+func (s *Store) SpendsOnce() bool { return !s.cluster() }
+
+func (s *Store) cluster() bool {
+	_, ok := s.c.(*redis.ClusterClient)
+	return ok
 }
 
-// AppendMemberOnce implements admission.OnceStore: the value's key
-// (under the event's hash tag, so that one script may touch both) and the
-// append in one script, pipelined with other joins like AppendMember.
+// errOnceCluster: AppendMemberOnce or SpendOnce on a Cluster, which
+// declines to spend values (SpendsOnce).
+var errOnceCluster = errors.New("redisstore: a Cluster leaves one-time values to the replay guard")
+
+// AppendMemberOnce implements admission.OnceStore: the value's key, which
+// is the replay guard's own (Options.ReplayPrefix), and the append in one
+// script, pipelined with other joins like AppendMember.
 func (s *Store) AppendMemberOnce(ctx context.Context, event, lane string, tranche int, v admission.VisitorID,
 	once []byte, until time.Time) (bool, error) {
 	if err := checkEvent(event); err != nil {
 		return false, err
 	}
-	return s.once(ctx, event, once, until, string(v[:]), s.key(event, membersKey(lane, tranche)))
+	return s.once(ctx, once, until, string(v[:]), s.key(event, membersKey(lane, tranche)))
 }
 
 // SpendOnce implements admission.OnceStore: the script of
@@ -66,19 +72,22 @@ func (s *Store) SpendOnce(ctx context.Context, event string, once []byte, until 
 	if _, err := rand.Read(mark[:]); err != nil {
 		return false, fmt.Errorf("redisstore: no randomness: %w", err)
 	}
-	return s.once(ctx, event, once, until, string(mark[:]))
+	return s.once(ctx, once, until, string(mark[:]))
 }
 
 // once runs the once script: keys are the value's, then (for a join) the
-// tranche's.
-func (s *Store) once(ctx context.Context, event string, once []byte, until time.Time, mark string, keys ...string) (bool, error) {
+// tranche's. On one Redis a script may touch keys of any slot.
+func (s *Store) once(ctx context.Context, once []byte, until time.Time, mark string, keys ...string) (bool, error) {
+	if s.cluster() {
+		return false, errOnceCluster
+	}
 	// Round up to the millisecond, so the value is never forgotten
 	// early; Redis wants a positive time.
 	ms := until.UnixMilli()
 	if until.Nanosecond()%int(time.Millisecond) != 0 {
 		ms++
 	}
-	keys = append([]string{s.key(event, "once:"+hex.EncodeToString(once))}, keys...)
+	keys = append([]string{s.replayPrefix + hex.EncodeToString(once)}, keys...)
 	n, err := s.batch.DurableScript(ctx, scriptOnce, keys, mark, max(ms, 1))
 	if err != nil {
 		return false, fail(err)

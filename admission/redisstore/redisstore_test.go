@@ -1,18 +1,21 @@
 package redisstore_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom/admission"
 	"github.com/waitroom/waitroom/admission/admissiontest"
 	"github.com/waitroom/waitroom/admission/redisstore"
+	guardstore "github.com/waitroom/waitroom/challenge/redisstore"
 	"github.com/waitroom/waitroom/internal/testkit/redistest"
 )
 
@@ -52,18 +55,57 @@ func TestConformanceCluster(t *testing.T) {
 		SharedLease: true,
 	})
 	// A Cluster keeps the challenges' values off the event's shard (the
-	// replay guard spreads them); the suite's Once cases still hold.
-	if newStore(t, c).SpendsOnce() {
+	// replay guard spreads them): the suite skips its Once cases, and
+	// the methods refuse.
+	s := newStore(t, c)
+	if s.SpendsOnce() {
 		t.Error("a Cluster store spends one-time values on the event's shard")
+	}
+	if _, err := s.AppendMemberOnce(context.Background(), "ev", admission.PublicLane, 1, admission.NewVisitorID(),
+		[]byte("v"), time.Now().Add(time.Minute)); err == nil {
+		t.Error("AppendMemberOnce on a Cluster succeeded")
 	}
 }
 
-// TestSpendsOnce: one Redis spends a join's one-time value in the join's
-// own script.
-func TestSpendsOnce(t *testing.T) {
+// TestSpendsOnceWithTheGuard: one Redis spends a join's one-time value
+// in the join's own script, under the replay guard's own key: a value the
+// guard redeemed buys no place, and a value a join or SpendOnce spent
+// does not redeem at the guard (replicas of either kind share one
+// Redis during a rolling upgrade).
+func TestSpendsOnceWithTheGuard(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
-	if !newStore(t, srv.Client()).SpendsOnce() {
-		t.Error("a standalone store declines to spend one-time values")
+	s := newStore(t, srv.Client())
+	if !s.SpendsOnce() {
+		t.Fatal("a standalone store declines to spend one-time values")
+	}
+	g := guardstore.New(guardstore.Options{Client: srv.Client(), Prefix: redisstore.DefaultPrefix + "replay:"})
+	t.Cleanup(func() { g.Close() })
+	ctx, until := context.Background(), time.Now().Add(time.Minute)
+	id := func(b byte) []byte { return bytes.Repeat([]byte{b}, 16) }
+	redeem := func(v []byte) bool {
+		t.Helper()
+		ok, err := g.Redeem(ctx, v, until)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	join := func(v []byte) bool {
+		t.Helper()
+		ok, err := s.AppendMemberOnce(ctx, "ev", admission.PublicLane, 1, admission.NewVisitorID(), v, until)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !redeem(id(1)) || join(id(1)) {
+		t.Error("a value the guard redeemed bought a place")
+	}
+	if !join(id(2)) || redeem(id(2)) {
+		t.Error("a value a join spent redeemed at the guard")
+	}
+	if ok, err := s.SpendOnce(ctx, "ev", id(3), until); err != nil || !ok || redeem(id(3)) {
+		t.Errorf("a value SpendOnce spent (%v, %v) redeemed at the guard", ok, err)
 	}
 }
 

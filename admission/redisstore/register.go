@@ -29,7 +29,7 @@ func (factory) Build(ctx context.Context, c admission.StoreConfig) (admission.St
 	if err != nil {
 		return nil, err
 	}
-	s, err := New(ctx, Options{Client: client, Prefix: c.RedisPrefix, RequirePersistence: c.Redis.Settings().RequirePersistence, Logger: c.Logger,
+	s, err := New(ctx, Options{Client: client, Prefix: c.RedisPrefix, ReplayPrefix: c.ReplayPrefix, RequirePersistence: c.Redis.Settings().RequirePersistence, Logger: c.Logger,
 		MinReplicasAcked: c.Redis.Settings().MinReplicasAcked, AckTimeout: c.Redis.Settings().AckTimeout})
 	if err != nil {
 		return nil, c.Redis.Fail(err)

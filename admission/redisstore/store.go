@@ -73,6 +73,12 @@ type Options struct {
 	// Prefix starts every key (default "wr:adm:"); an event's keys are
 	// Prefix + "{adm:<event>}:…". It may not contain '{' or '}'.
 	Prefix string
+	// ReplayPrefix starts the keys of the challenge replay guard sharing
+	// this Redis (default Prefix + "replay:", as the wiring sets it):
+	// the join's script spends the guard's own key for a challenge, so
+	// that replicas spending through the guard (older ones, during a
+	// rolling upgrade) and through the store spend one value.
+	ReplayPrefix string
 	// Pipelines is how many pipelines of AppendMember and Claim commands
 	// may be in flight at once (default 4).
 	Pipelines int
@@ -96,9 +102,11 @@ type Options struct {
 type Store struct {
 	c      redis.UniversalClient
 	prefix string
-	log    *slog.Logger
-	batch  *redisbatch.Batcher
-	acks   int // MinReplicasAcked
+	// replayPrefix starts the replay guard's keys (Options.ReplayPrefix).
+	replayPrefix string
+	log          *slog.Logger
+	batch        *redisbatch.Batcher
+	acks         int // MinReplicasAcked
 }
 
 // New checks the connection and the servers' persistence settings and
@@ -121,7 +129,10 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Store{c: opts.Client, prefix: opts.Prefix, log: opts.Logger, acks: opts.MinReplicasAcked}
+	if opts.ReplayPrefix == "" {
+		opts.ReplayPrefix = opts.Prefix + "replay:"
+	}
+	s := &Store{c: opts.Client, prefix: opts.Prefix, replayPrefix: opts.ReplayPrefix, log: opts.Logger, acks: opts.MinReplicasAcked}
 	if err := s.c.Ping(ctx).Err(); err != nil {
 		return nil, fmt.Errorf("redisstore: cannot reach Redis: %w", err)
 	}

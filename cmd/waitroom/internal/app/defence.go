@@ -152,7 +152,7 @@ func (w *Waitroom) replayGuard(ctx context.Context, ttl time.Duration) (challeng
 	}
 	// CAPTCHA tokens are remembered for their max_age (at most 10m) and a
 	// minute more: the window covers them as well as challenges.
-	g, err := f.Build(ctx, challenge.ReplayStoreConfig{Redis: w.admissionRedis, RedisPrefix: a.RedisPrefix + "replay:",
+	g, err := f.Build(ctx, challenge.ReplayStoreConfig{Redis: w.admissionRedis, RedisPrefix: a.ReplayPrefix(),
 		Window: max(ttl, 11*time.Minute)})
 	if err != nil {
 		return nil, settingErr("admission", err)

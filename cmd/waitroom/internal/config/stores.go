@@ -26,8 +26,14 @@ func (r Redis) Settings() redisconn.Settings {
 // backend (admission.Stores), with conn as its Redis connection (made
 // from a.Redis) and log as its logger.
 func (a *Admission) StoreConfig(conn *redisconn.Conn, log *slog.Logger) admission.StoreConfig {
-	return admission.StoreConfig{DataDir: a.DataDir, Redis: conn, RedisPrefix: a.RedisPrefix, Logger: log}
+	return admission.StoreConfig{DataDir: a.DataDir, Redis: conn, RedisPrefix: a.RedisPrefix,
+		ReplayPrefix: a.ReplayPrefix(), Logger: log}
 }
+
+// ReplayPrefix is the key prefix of the challenge replay guard in the
+// admission store's Redis; the admission store spends a join's challenge
+// under the same keys.
+func (a *Admission) ReplayPrefix() string { return a.RedisPrefix + "replay:" }
 
 // StoreConfig returns the section's settings for the inventory store
 // backend (inventory.Stores), with conn as its Redis connection (made
