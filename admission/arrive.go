@@ -183,12 +183,13 @@ func (e *Engine) Arrive(ctx context.Context, id string, req JoinRequest) (Arriva
 			Issue: res.Ticket != *old, Pass: res.Pass}
 		return a, err
 	}
-	if st := ev.state(now); fused && (st == StateScheduled || st == StateClosed || st == StateSoldOut) {
+	state := ev.state(now)
+	if fused && (state == StateScheduled || state == StateClosed || state == StateSoldOut) {
 		if err := e.spendOnce(ctx, id, req.Once); err != nil { // no place to spend it with
 			return Arrival{}, err
 		}
 	}
-	switch ev.state(now) {
+	switch state {
 	case StateScheduled:
 		return Arrival{Outcome: OutcomeScheduled, Status: ev.noPlace(StatusScheduled, "",
 			min(DefaultRefresh, max(time.Second, ev.conf().QueueOpensAt.Sub(now))))}, nil

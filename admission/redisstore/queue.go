@@ -40,12 +40,7 @@ func (s *Store) AppendMember(ctx context.Context, event, lane string, tranche in
 // declines: the value's key would have to sit on the event's shard, whose
 // one thread bounds the event's joins (docs/capacity.md), where the
 // replay guard's keys spread over every shard.
-func (s *Store) SpendsOnce() bool { return !s.cluster() }
-
-func (s *Store) cluster() bool {
-	_, ok := s.c.(*redis.ClusterClient)
-	return ok
-}
+func (s *Store) SpendsOnce() bool { return !s.cluster }
 
 // errOnceCluster: AppendMemberOnce or SpendOnce on a Cluster, which
 // declines to spend values (SpendsOnce).
@@ -78,7 +73,7 @@ func (s *Store) SpendOnce(ctx context.Context, event string, once []byte, until 
 // once runs the once script: keys are the value's, then (for a join) the
 // tranche's. On one Redis a script may touch keys of any slot.
 func (s *Store) once(ctx context.Context, once []byte, until time.Time, mark string, keys ...string) (bool, error) {
-	if s.cluster() {
+	if s.cluster {
 		return false, errOnceCluster
 	}
 	// Round up to the millisecond, so the value is never forgotten

@@ -104,9 +104,12 @@ type Store struct {
 	prefix string
 	// replayPrefix starts the replay guard's keys (Options.ReplayPrefix).
 	replayPrefix string
-	log          *slog.Logger
-	batch        *redisbatch.Batcher
-	acks         int // MinReplicasAcked
+	// cluster: the client is a Cluster's, whose store leaves one-time
+	// values to the replay guard (SpendsOnce).
+	cluster bool
+	log     *slog.Logger
+	batch   *redisbatch.Batcher
+	acks    int // MinReplicasAcked
 }
 
 // New checks the connection and the servers' persistence settings and
@@ -133,6 +136,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		opts.ReplayPrefix = opts.Prefix + "replay:"
 	}
 	s := &Store{c: opts.Client, prefix: opts.Prefix, replayPrefix: opts.ReplayPrefix, log: opts.Logger, acks: opts.MinReplicasAcked}
+	_, s.cluster = opts.Client.(*redis.ClusterClient)
 	if err := s.c.Ping(ctx).Err(); err != nil {
 		return nil, fmt.Errorf("redisstore: cannot reach Redis: %w", err)
 	}
