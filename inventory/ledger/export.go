@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -105,6 +106,9 @@ func Export(ctx context.Context, s inventory.Store, event string, w io.Writer) (
 		switch e.Action {
 		case inventory.ActionHold:
 			h, err := s.GetHold(ctx, event, e.HoldID)
+			if errors.Is(err, inventory.ErrHoldNotFound) {
+				return nil // released or expired, and past the store's retention: not held
+			}
 			if err != nil {
 				return err
 			}
