@@ -83,6 +83,12 @@ func (s *Store) RecordMinute(ctx context.Context, event string, minute time.Time
 		if err != nil {
 			return fmt.Errorf("memstore: %w", err)
 		}
+		// The file may be new: its entry in the directory must be
+		// durable before a record in it is acknowledged.
+		if err := fsutil.SyncDir(e.dir); err != nil {
+			f.Close()
+			return fmt.Errorf("memstore: %w", err)
+		}
 		b.f = f
 	}
 	js, err := json.Marshal(line)
@@ -130,16 +136,24 @@ func (s *Store) Minutes(ctx context.Context, event string, from, to time.Time) (
 
 // loadMinutes reads the event's minute log the first time (under
 // e.minutes.mu). A torn last line (a crash in a write that never
-// returned) is ignored.
+// returned, so never acknowledged) is cut off the file, so that the next
+// record appended starts a line of its own.
 func (e *event) loadMinutes() error {
 	b := &e.minutes
 	if b.loaded {
 		return nil
 	}
 	b.recs = map[int64]minuteLine{}
-	raw, err := os.ReadFile(filepath.Join(e.dir, minutesFile))
+	path := filepath.Join(e.dir, minutesFile)
+	raw, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("memstore: %w", err)
+	}
+	if whole := bytes.LastIndexByte(raw, '\n') + 1; whole < len(raw) {
+		if err := os.Truncate(path, int64(whole)); err != nil {
+			return fmt.Errorf("memstore: cutting the torn tail of %s: %w", path, err)
+		}
+		raw = raw[:whole]
 	}
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(nil, 1<<24)
