@@ -45,19 +45,31 @@ func bearerToken(h *fasthttp.RequestHeader) []byte {
 	return tok
 }
 
+// passSource is where a request's pass came from.
+type passSource uint8
+
+const (
+	passInCookie passSource = iota
+	// passInHeader: X-Waitroom-Pass, which never reaches the origin
+	// (X-Waitroom-* is stripped); a renewed pass goes back in it.
+	passInHeader
+	// passInBearer: Authorization: Bearer, which forward removes (the
+	// pass was ours, not the origin's credential); a renewed pass goes
+	// back in X-Waitroom-Pass.
+	passInBearer
+)
+
 // passToken returns the request's pass for the event whose pass cookie is
-// name: the cookie, else X-Waitroom-Pass, else a bearer token; header is
-// true when it came in a header, whose copy then must not reach the
-// origin (X-Waitroom-* never does; Authorization is removed by forward).
-func passToken(h *fasthttp.RequestHeader, name []byte) (tok []byte, authz bool) {
-	if tok = cookie(h, name); len(tok) > 0 {
-		return tok, false
+// name, and where it came from: the cookie, else X-Waitroom-Pass, else a
+// bearer token.
+func passToken(h *fasthttp.RequestHeader, name []byte) ([]byte, passSource) {
+	if tok := cookie(h, name); len(tok) > 0 {
+		return tok, passInCookie
 	}
-	if tok = h.PeekBytes(headerPass); len(tok) > 0 {
-		return tok, false
+	if tok := h.PeekBytes(headerPass); len(tok) > 0 {
+		return tok, passInHeader
 	}
-	tok = bearerToken(h)
-	return tok, tok != nil
+	return bearerToken(h), passInBearer
 }
 
 // ticketToken returns the request's ticket for the event whose ticket

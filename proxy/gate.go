@@ -83,7 +83,7 @@ func (p *Proxy) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	rq := requestPool.Get().(*request)
-	rq.argsParsed, rq.crawler, rq.newPass, rq.passInAuthorization = false, false, nil, false
+	rq.argsParsed, rq.crawler, rq.newPass, rq.passFrom = false, false, nil, passInCookie
 	defer requestPool.Put(rq)
 	if !p.parseTarget(ctx, rq) {
 		return
@@ -118,8 +118,8 @@ func (p *Proxy) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	now := p.requestTime(ctx)
-	if e, authz := p.validPass(ctx, ev, ip, now); e != nil {
-		rq.passInAuthorization = authz
+	if e, from := p.validPass(ctx, ev, ip, now); e != nil {
+		rq.passFrom = from
 		r.counts.forwarded.Inc()
 		p.forward(ctx, r, ip, e, rq, now)
 		return
@@ -196,10 +196,10 @@ type request struct {
 	// newPass is a pass issued for this very request (straight through):
 	// forward sets its cookie on the origin's answer.
 	newPass *issuedPass
-	// passInAuthorization: the pass came as a bearer token (an app's), so
-	// forward removes Authorization, and a renewed pass goes back in
-	// X-Waitroom-Pass.
-	passInAuthorization bool
+	// passFrom is where the request's valid pass came from: forward
+	// removes Authorization when it held the pass, and a pass that came
+	// in a header is renewed into X-Waitroom-Pass.
+	passFrom passSource
 }
 
 // issuedPass is a signed pass whose cookie is still to be set.
@@ -343,12 +343,12 @@ func (p *Proxy) bypassed(ctx *fasthttp.RequestCtx, ip netip.Addr) bool {
 }
 
 // validPass returns the request's pass for ev when it is valid: cached,
-// or verified now and cached; authz is true when it came in the
-// Authorization header (passToken). It allocates nothing on a cache hit.
-func (p *Proxy) validPass(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, now time.Time) (_ *cached[passEntry], authz bool) {
-	tok, authz := passToken(&ctx.Request.Header, ev.passCookie)
+// or verified now and cached, and where it came from (passToken). It
+// allocates nothing on a cache hit.
+func (p *Proxy) validPass(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, now time.Time) (_ *cached[passEntry], from passSource) {
+	tok, from := passToken(&ctx.Request.Header, ev.passCookie)
 	if len(tok) == 0 {
-		return nil, false
+		return nil, from
 	}
 	b := p.binder(ctx, ip)
 	e := p.passes.get(tok)
@@ -356,10 +356,10 @@ func (p *Proxy) validPass(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, no
 		p.m.passMisses.Inc()
 		pass, err := p.keys.VerifyPass(string(tok), ev.ID, b.hash().String(), now)
 		if err != nil {
-			if !authz { // a bearer token may be the origin's own credential
+			if from != passInBearer { // a bearer token may be the origin's own credential
 				ev.counts.invalidPasses.Inc()
 			}
-			return nil, false
+			return nil, from
 		}
 		e = p.passes.add(string(tok), passFiller(pass, b.signals(), p.engine.RenewAt(ev.ID, &pass)))
 	} else {
@@ -368,13 +368,13 @@ func (p *Proxy) validPass(ctx *fasthttp.RequestCtx, ev *event, ip netip.Addr, no
 	ps := &e.v.pass
 	if ps.Event != ev.ID || !now.Before(ps.ExpiresAt) || !b.matches(&e.v.with, ps.Binding) {
 		ev.counts.invalidPasses.Inc()
-		return nil, false
+		return nil, from
 	}
 	if p.engine.PassRevoked(ev.ID, ps) {
 		ev.counts.revokedPasses.Inc()
-		return nil, false
+		return nil, from
 	}
-	return e, authz
+	return e, from
 }
 
 // firstUse tells the engine that a request with pass e went through the
@@ -440,7 +440,7 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass 
 	if p.realClock {
 		fw.Start = now // the origin's deadlines need the real clock
 	}
-	if rq.passInAuthorization {
+	if rq.passFrom == passInBearer {
 		fw.StripHeaders = p.stripHeadersAuthz // the pass was ours, not the origin's
 	}
 	var me *meter.Event
@@ -474,9 +474,8 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, r *route, ip netip.Addr, pass 
 	// One comparison on the cached pass; minting is for the rare request
 	// past it. A visitor who just completed is not renewed.
 	if pass != nil && now.Unix() >= pass.v.renewAt.Load() && !out.Complete && out.Status >= 200 {
-		p.renew(ctx, r.ev, pass, now, true)
-		if r := pass.v.renewed.Load(); r != nil && rq.passInAuthorization {
-			ctx.Response.Header.SetBytesKV(headerPass, []byte(r.token))
+		if rn := p.renew(ctx, r.ev, pass, now, true); rn != nil && rq.passFrom != passInCookie {
+			ctx.Response.Header.SetBytesK(headerPass, rn.token)
 		}
 	}
 }

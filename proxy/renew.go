@@ -39,25 +39,26 @@ func renewUnix(at time.Time) int64 {
 // from storing the cookie (private or no-store; "private" is added when
 // the origin set none), else the renewal waits for the next request. A
 // pass that may not be renewed (revoked, done, at the end of its
-// session) is marked so and left as it is.
-func (p *Proxy) renew(ctx *fasthttp.RequestCtx, ev *event, e *cached[passEntry], now time.Time, onOrigin bool) {
+// session) is marked so and left as it is. It returns the renewal it set
+// on the response, nil when it set none.
+func (p *Proxy) renew(ctx *fasthttp.RequestCtx, ev *event, e *cached[passEntry], now time.Time, onOrigin bool) *renewal {
 	if onOrigin && !privateResponse(&ctx.Response.Header) {
-		return
+		return nil
 	}
 	if r := e.v.renewed.Load(); r != nil {
 		p.setCookie(ctx, ev.passCookie, r.token, r.expires)
-		return
+		return r
 	}
 	np, ok := p.engine.RenewPass(ev.ID, &e.v.pass, now)
 	if !ok {
 		e.v.renewAt.Store(neverRenew)
-		return
+		return nil
 	}
 	tok, err := p.keys.SignPass(np)
 	if err != nil {
 		p.log.Error("proxy: signing a renewed pass failed", "event", ev.ID, "err", err)
 		e.v.renewAt.Store(neverRenew)
-		return
+		return nil
 	}
 	ne := p.passes.add(tok, passFiller(np, e.v.with, p.engine.RenewAt(ev.ID, &np)))
 	r := &renewal{token: tok, expires: np.ExpiresAt}
@@ -70,6 +71,7 @@ func (p *Proxy) renew(ctx *fasthttp.RequestCtx, ev *event, e *cached[passEntry],
 		r = e.v.renewed.Load() // a concurrent request renewed it first
 	}
 	p.setCookie(ctx, ev.passCookie, r.token, r.expires)
+	return r
 }
 
 var (

@@ -78,6 +78,18 @@ func TestPassRenewal(t *testing.T) {
 	if renewedPass(resp) != tok || renewed() != 1 {
 		t.Fatalf("the old pass again: cookie %q, renewals %v", renewedPass(resp), renewed())
 	}
+	// An app's old pass in a header gets the renewal back in
+	// X-Waitroom-Pass, but never on a publicly cacheable answer.
+	for _, h := range [][]string{{"X-Waitroom-Pass", old}, {"Authorization", "Bearer " + old}} {
+		resp := newVisitor(t, "ua-a").do(t, "GET", r.url+"/show/x", "", h...)
+		if got := resp.header.Get("X-Waitroom-Pass"); resp.body != "origin:/show/x" || got != tok {
+			t.Fatalf("the old pass in %s: %q, X-Waitroom-Pass %q, want the renewal", h[0], resp.body, got)
+		}
+		resp = newVisitor(t, "ua-a").do(t, "GET", r.url+"/show/cached", "", h...)
+		if got := resp.header.Get("X-Waitroom-Pass"); resp.body != "origin:/show/cached" || got != "" || renewedPass(resp) != "" {
+			t.Fatalf("the old pass in %s on a public answer: %q, X-Waitroom-Pass %q, cookie %q", h[0], resp.body, got, renewedPass(resp))
+		}
+	}
 
 	// A publicly cacheable response never carries the cookie; the next
 	// private one does.
