@@ -64,7 +64,7 @@ type Proxy struct {
 	wrongCodes *ratelimit.Limiter
 	// sharedWarned is when a shared budget's failure was last logged
 	// (Unix ns).
-	sharedWarned atomic.Int64
+	sharedWarned *atomic.Int64
 	invites      *inviteCounts
 
 	// strip are the cookies and headers removed before forwarding.
@@ -97,8 +97,9 @@ type Proxy struct {
 	// budget bounds the requests handled at once (nil: no limit).
 	budget *netlimit.Budget
 	// body is the streamed-body policy the front server set (nil before
-	// Server, or without one).
-	body atomic.Pointer[bodyPolicy]
+	// Server, or without one), one pointer shared by every generation:
+	// Server may run after a reload.
+	body *atomic.Pointer[bodyPolicy]
 
 	// gen is the generation in force, one pointer shared by every
 	// generation: Handle serves each request on the generation current

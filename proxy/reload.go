@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -39,6 +40,7 @@ func (p *Proxy) Reload(opts Options) error {
 // start builds what lives across generations: metrics, caches, counters.
 func (p *Proxy) start() error {
 	opts := &p.opts
+	p.body, p.sharedWarned = new(atomic.Pointer[bodyPolicy]), new(atomic.Int64)
 	p.passes = newTokenCache[passEntry](opts.PassCacheSize)
 	p.tickets = newTokenCache[cachedTicket](opts.PassCacheSize)
 	var err error
@@ -88,8 +90,7 @@ func (p *Proxy) inherit(prev *Proxy) error {
 		p.tickets = newTokenCache[cachedTicket](p.opts.PassCacheSize)
 	}
 	p.base, p.stop, p.gen = prev.base, prev.stop, prev.gen
-	p.body.Store(prev.body.Load())
-	p.sharedWarned.Store(prev.sharedWarned.Load())
+	p.body, p.sharedWarned = prev.body, prev.sharedWarned
 	return nil
 }
 

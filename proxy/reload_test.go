@@ -178,3 +178,24 @@ func TestAdminReload(t *testing.T) {
 		t.Fatalf("a refused reload: %d %s", code, body)
 	}
 }
+
+// TestServerAfterReload: the front server may be made after a reload
+// (the record watcher and SIGHUP start first); the streamed-body policy
+// it sets holds for the generation in force, not only the first.
+func TestServerAfterReload(t *testing.T) {
+	r := newRig(t)
+	o := r.p.opts
+	o.Registerer = nil
+	p, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Reload(o); err != nil {
+		t.Fatal(err)
+	}
+	p.Server(ServerConfig{BodyTimeout: 3 * time.Second, BodyMinRate: 512})
+	pol := p.gen.Load().body.Load()
+	if p.gen.Load() == p || pol == nil || pol.rate != 512 || pol.grace != 3*time.Second {
+		t.Fatalf("the generation in force after a reload has body policy %+v", pol)
+	}
+}
