@@ -378,6 +378,14 @@ func (w *Waitroom) Run(ctx context.Context) error {
 	if adminSrv != nil {
 		adminSrv.Shutdown(sctx)
 	}
+	// Shutdown closes the listeners Serve has taken; one whose Serve had
+	// not taken it yet (ctx ended at once) would stay open, and Serve on
+	// it for ever, so every listener is closed here too.
+	for _, ln := range []net.Listener{w.lns.HTTP, w.lns.HTTPS} {
+		if ln != nil {
+			ln.Close()
+		}
+	}
 	serving.Wait()
 	stop()
 	wg.Wait()
