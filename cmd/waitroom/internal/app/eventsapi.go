@@ -198,6 +198,27 @@ func (w *Waitroom) syncRecords(ctx context.Context) {
 		"events_removed", res.Events.Removed)
 }
 
+// startRecords returns what a replica starts from: file overlaid with
+// the event records, the records, and where each event came from. When
+// the records cannot be read it starts from the file and the watcher
+// reads them again; when they cannot be applied, from the file too, and
+// the watcher tries them again once they change.
+func (w *Waitroom) startRecords(ctx context.Context, file *config.Config) (*config.Config, []admission.EventRecord, map[string]string) {
+	_, fileOrigin, _ := overlay(file, nil)
+	recs, err := w.store.EventRecords(ctx)
+	if err != nil {
+		w.log.Warn("app: reading the event records failed; starting from the file, will retry", "err", err)
+		return file, nil, fileOrigin
+	}
+	cfg, origin, err := validate(file, recs, "")
+	if err != nil {
+		w.reload.refused = recs
+		w.log.Error("app: the event records could not be applied; starting from the file", "err", OneLine(err))
+		return file, nil, fileOrigin
+	}
+	return cfg, recs, origin
+}
+
 // watchRecords runs syncRecords every recordsEvery until ctx ends.
 func (w *Waitroom) watchRecords(ctx context.Context) {
 	t := time.NewTicker(recordsEvery)

@@ -161,13 +161,10 @@ var liveFields = []restartField{
 
 // initReload records what NewServe built, for reloads, and registers the
 // reload metrics.
-func (w *Waitroom) initReload(opts proxy.Options, events []admission.EventConfig) {
+func (w *Waitroom) initReload(opts proxy.Options, events []admission.EventConfig, file *config.Config,
+	recs []admission.EventRecord, origin map[string]string) {
 	r := &w.reload
-	r.opts, r.events, r.origins, r.file = opts, events, w.origins, w.cfg
-	origin := map[string]string{}
-	for _, e := range w.cfg.Events {
-		origin[e.ID] = originFile
-	}
+	r.opts, r.events, r.origins, r.file, r.recs = opts, events, w.origins, file, recs
 	r.origin.Store(&origin)
 	r.total = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "waitroom_config_reloads_total",
 		Help: "Configuration reloads (SIGHUP, POST /admin/v1/reload), by result: applied or refused."}, []string{"result"})

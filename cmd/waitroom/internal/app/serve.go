@@ -114,6 +114,13 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 		return nil, err
 	}
 	w.store = store
+	// Everything is built from the file overlaid with the events made
+	// through the API (eventsapi.go), not from the file with the records
+	// applied after: a record that changed what may no longer change
+	// live (a schedule, once the queue opened) would be refused then.
+	file := cfg
+	cfg, recs, origin := w.startRecords(ctx, file)
+	w.cfg = cfg
 	var events []admission.EventConfig
 	var linked []string
 	for i := range cfg.Events {
@@ -197,8 +204,7 @@ func NewServe(ctx context.Context, cfg *config.Config, log *slog.Logger, lns Lis
 		return nil, err
 	}
 	w.closers = append(w.closers, w.Proxy.Close)
-	w.initReload(popts, events)
-	w.syncRecords(ctx) // the events made through the API (eventsapi.go)
+	w.initReload(popts, events, file, recs, origin)
 	if w.lns.Admin != nil {
 		w.admin, err = w.Proxy.Admin(proxy.AdminOptions{Token: cfg.Admin.Token, Gatherer: w.reg, Ready: w.ready,
 			Reload: w.adminReload, Origin: w.eventOrigin, Events: eventsAPI{w}})
